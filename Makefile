@@ -1,0 +1,27 @@
+# Thin targets; the scripts they call hold the logic.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+export VENV_BIN := $(abspath $(BIN))
+
+.PHONY: venv run test bench lint clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+run: venv
+	bash scripts/run.sh
+
+test: venv
+	$(BIN)/pytest
+
+bench: venv
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .run

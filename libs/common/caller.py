@@ -1,0 +1,75 @@
+"""Who is calling: what the gateway established, passed to services in headers.
+
+The gateway authenticates the key and forwards the workspace, key and scopes in `X-Ims-*`
+headers together with the internal token; services trust these headers only with that token.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from aiohttp import web
+
+H_TOKEN = "X-Ims-Internal-Token"
+H_WORKSPACE = "X-Ims-Workspace-Id"
+H_WORKSPACE_NAME = "X-Ims-Workspace-Name"
+H_PLAN = "X-Ims-Plan"
+H_INBOX = "X-Ims-Inbox-Mode"
+H_KEY_ID = "X-Ims-Key-Id"
+H_KEY_NAME = "X-Ims-Key-Name"
+H_SCOPES = "X-Ims-Scopes"
+H_REQUEST_ID = "X-Request-Id"
+
+CALLER_HEADERS = (H_TOKEN, H_WORKSPACE, H_WORKSPACE_NAME, H_PLAN, H_INBOX, H_KEY_ID,
+                  H_KEY_NAME, H_SCOPES)
+
+
+@dataclass(frozen=True)
+class Caller:
+    workspace_id: uuid.UUID
+    workspace_name: str
+    plan: str
+    inbox_mode: str
+    key_id: uuid.UUID | None
+    key_name: str
+    scopes: frozenset[str]
+    request_id: str
+
+    def headers(self, token: str) -> dict[str, str]:
+        """Headers that carry this caller to another service (service-to-service calls too)."""
+        return {
+            H_TOKEN: token, H_WORKSPACE: str(self.workspace_id),
+            H_WORKSPACE_NAME: _enc(self.workspace_name), H_PLAN: self.plan,
+            H_INBOX: self.inbox_mode, H_KEY_ID: str(self.key_id or ""),
+            H_KEY_NAME: _enc(self.key_name), H_SCOPES: " ".join(sorted(self.scopes)),
+            H_REQUEST_ID: self.request_id,
+        }
+
+
+def _enc(text: str) -> str:
+    # Header values are latin-1 on the wire; names may hold any character.
+    return text.encode("utf-8").decode("latin-1")
+
+
+def _dec(text: str) -> str:
+    return text.encode("latin-1").decode("utf-8", errors="replace")
+
+
+def caller_from_headers(request: web.Request, request_id: str) -> Caller | None:
+    h = request.headers
+    try:
+        workspace_id = uuid.UUID(h[H_WORKSPACE])
+    except (KeyError, ValueError):
+        return None
+    key = h.get(H_KEY_ID, "")
+    return Caller(
+        workspace_id=workspace_id,
+        workspace_name=_dec(h.get(H_WORKSPACE_NAME, "")),
+        plan=h.get(H_PLAN, "starter"),
+        inbox_mode=h.get(H_INBOX, "direct"),
+        key_id=uuid.UUID(key) if key else None,
+        key_name=_dec(h.get(H_KEY_NAME, "")),
+        scopes=frozenset(h.get(H_SCOPES, "").split()),
+        request_id=request_id,
+    )

@@ -1,0 +1,45 @@
+"""The route table's shape: one `Route` per public operation.
+
+Each service declares its routes in `services/<service>/contract.py` (`ROUTES`). The gateway
+routes, checks scopes and plans, and builds the OpenAPI document from them; the service mounts
+its handlers from them. One table, so routing, scopes and documentation cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+API = "/api/v1"
+UUID_RE = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+SCOPES = ("ideas:read", "ideas:write", "ideas:vote", "webhooks:manage", "workspace:read",
+          "roadmap:read", "roadmap:write", "customers:read", "customers:write", "analytics:read")
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    path: str                       # OpenAPI-style, e.g. /api/v1/ideas/{id}
+    service: str                    # gateway | ideas | customers | webhooks | analytics
+    operation_id: str               # also the name of the service's view function
+    scope: str | None               # None: any valid key
+    summary: str = ""
+    body: type[BaseModel] | None = None
+    body_required: bool = True
+    query: type[BaseModel] | None = None
+    # status -> response model (or a type pydantic can describe); "csv" for text/csv streams
+    responses: dict[int, Any] = field(default_factory=dict)
+    success_status: int = 200
+    plan_gated: bool = False        # starter workspaces get 403 plan_required
+    export: bool = False            # counts in the hourly export window
+    automation: bool = False        # automation API: errors per its rules
+    tags: tuple[str, ...] = ()
+    description: str = ""
+
+    @property
+    def aiohttp_path(self) -> str:
+        """The path with `{id}`-like parameters restricted to UUIDs (others are not found)."""
+        return self.path.replace("{id}", "{id:" + UUID_RE + "}")

@@ -1,0 +1,265 @@
+"""Events: the transactional outbox, the relay that publishes it, and the consumer base.
+
+A change and its event commit in one transaction (`add_event`). The relay publishes outbox rows
+to one durable topic exchange with publisher confirms, pipelined, as mandatory messages (a
+message no queue took comes back and stays in the outbox), then deletes them; it locks rows with
+`FOR UPDATE SKIP LOCKED`, so any number of relays can run. Consumers use durable quorum queues,
+commit their effect together with the event id (a repeat is skipped), ack after the commit, and
+a message that keeps failing goes to a dead-letter queue after `DELIVERY_LIMIT` tries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import aio_pika
+import aiopg
+import orjson
+import structlog
+from aio_pika.abc import (AbstractChannel, AbstractExchange, AbstractIncomingMessage,
+                          AbstractRobustConnection)
+
+from . import db
+from .topology import QUEUES
+
+log = structlog.get_logger("messaging")
+
+DELIVERY_LIMIT = 10
+RELAY_BATCH = 500
+JSON_OPTS = orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS
+
+
+def now_utc() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def event_body(event_id: uuid.UUID, event_type: str, workspace_id: uuid.UUID,
+               data: dict[str, Any], created_at: datetime | None = None) -> bytes:
+    """The event as it travels and as webhook receivers get it (CONTRACT section 6)."""
+    return orjson.dumps({
+        "id": str(event_id), "type": event_type,
+        "createdAt": created_at or now_utc(),
+        "workspaceId": str(workspace_id), "data": data,
+    }, option=JSON_OPTS)
+
+
+async def add_event(cur: aiopg.Cursor, schema: str, event_type: str, workspace_id: uuid.UUID,
+                    data: dict[str, Any], request_id: str | None = None) -> uuid.UUID:
+    """Write an event to `schema`'s outbox in the caller's transaction and wake the relay."""
+    event_id = uuid.uuid4()
+    body = event_body(event_id, event_type, workspace_id, data)
+    await cur.execute(
+        f"INSERT INTO {schema}.outbox (event_id, event_type, workspace_id, body, request_id)"
+        " VALUES (%s, %s, %s, %s, %s)",
+        (event_id, event_type, workspace_id, body, request_id),
+    )
+    await cur.execute(f"NOTIFY {schema}_outbox")  # delivered at commit; coalesced per tx
+    return event_id
+
+
+@dataclass
+class Broker:
+    """One robust, named connection with a confirming publisher channel and the topology."""
+
+    url: str
+    prefix: str
+    name: str
+    connection: AbstractRobustConnection | None = None
+    channel: AbstractChannel | None = None
+    exchange: AbstractExchange | None = None
+
+    @property
+    def exchange_name(self) -> str:
+        return f"{self.prefix}.events"
+
+    @property
+    def dlx_name(self) -> str:
+        return f"{self.prefix}.dead"
+
+    def queue_name(self, consumer: str) -> str:
+        return f"{self.prefix}.{consumer}"
+
+    async def connect(self) -> None:
+        self.connection = await aio_pika.connect_robust(
+            self.url, client_properties={"connection_name": self.name}, timeout=10)
+        # Confirms on, and a returned (unroutable) mandatory message raises instead of
+        # being confirmed silently.
+        self.channel = await self.connection.channel(publisher_confirms=True,
+                                                     on_return_raises=True)
+        self.exchange = await declare_topology(self.channel, self.prefix)
+
+    async def close(self) -> None:
+        if self.connection is not None:
+            await self.connection.close()
+
+    @property
+    def ready(self) -> bool:
+        return (self.connection is not None and not self.connection.is_closed
+                and self.connection.connected.is_set())
+
+    async def publish(self, rows: list[tuple[Any, str, bytes, str | None]]) -> list[Any]:
+        """Publish (key, routing key, body, request id) rows; return the keys confirmed."""
+        if self.exchange is None:
+            return []
+        exchange = self.exchange
+
+        async def one(routing_key: str, body: bytes, request_id: str | None) -> None:
+            message = aio_pika.Message(
+                body, content_type="application/json",
+                delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+                message_id=orjson.loads(body)["id"], type=routing_key,
+                headers={"x-request-id": request_id} if request_id else {},
+            )
+            await exchange.publish(message, routing_key=routing_key, mandatory=True, timeout=10)
+
+        # Pipelined confirms: publish the whole batch, then await the confirms together.
+        results = await asyncio.gather(*(one(rk, body, rid) for _, rk, body, rid in rows),
+                                       return_exceptions=True)
+        confirmed = []
+        for (key, rk, _, _), res in zip(rows, results):
+            if isinstance(res, BaseException):
+                log.warning("publish_failed", routing_key=rk, error=repr(res))
+            else:
+                confirmed.append(key)
+        return confirmed
+
+
+async def declare_topology(channel: AbstractChannel, prefix: str) -> AbstractExchange:
+    """The topic exchange, the dead-letter exchange and every consumer queue with its bindings.
+
+    Declared by every process that connects, so no event is published before the queues that
+    must receive it exist (a mandatory publish to no queue would come back).
+    """
+    # durable: the exchange and queues outlive a broker restart.
+    exchange = await channel.declare_exchange(f"{prefix}.events", aio_pika.ExchangeType.TOPIC,
+                                              durable=True)
+    dlx = await channel.declare_exchange(f"{prefix}.dead", aio_pika.ExchangeType.DIRECT,
+                                         durable=True)
+    for consumer, keys in QUEUES.items():
+        name = f"{prefix}.{consumer}"
+        dead = await channel.declare_queue(f"{name}.dead", durable=True)
+        await dead.bind(dlx, routing_key=name)
+        queue = await channel.declare_queue(name, durable=True, arguments={
+            # quorum: replicated, and it counts redeliveries so a poison message stops.
+            "x-queue-type": "quorum",
+            "x-delivery-limit": DELIVERY_LIMIT,
+            "x-dead-letter-exchange": f"{prefix}.dead",
+            "x-dead-letter-routing-key": name,
+        })
+        for key in keys:
+            await queue.bind(exchange, routing_key=key)
+    return exchange
+
+
+class OutboxRelay:
+    """Publishes one schema's outbox; wakes on NOTIFY, polls as a fallback."""
+
+    def __init__(self, pool: aiopg.Pool, dsn: str, schema: str, broker: Broker,
+                 interval: float = 0.5) -> None:
+        self.pool, self.dsn, self.schema, self.broker = pool, dsn, schema, broker
+        self.interval = interval
+
+    async def drain_once(self) -> int:
+        """Publish one batch; return how many rows were published."""
+        if not self.broker.ready:
+            return 0
+        async with db.transaction(self.pool) as cur:
+            await cur.execute(
+                f"SELECT id, event_type, body, request_id FROM {self.schema}.outbox"
+                " ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED", (RELAY_BATCH,))
+            rows = await cur.fetchall()
+            if not rows:
+                return 0
+            confirmed = await self.broker.publish(
+                [(r[0], r[1], bytes(r[2]), r[3]) for r in rows])
+            if confirmed:
+                await cur.execute(f"DELETE FROM {self.schema}.outbox WHERE id = ANY(%s)",
+                                  (confirmed,))
+        return len(confirmed)
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self._listen_and_drain()
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                log.warning("relay_error", schema=self.schema, error=repr(err))
+                await asyncio.sleep(1.0)
+
+    async def _listen_and_drain(self) -> None:
+        async with aiopg.connect(self.dsn, timeout=10) as conn:
+            async with conn.cursor() as cur:
+                await cur.execute(f"LISTEN {self.schema}_outbox")
+            while True:
+                while await self.drain_once() >= RELAY_BATCH:
+                    pass
+                try:
+                    await asyncio.wait_for(conn.notifies.get(), timeout=self.interval)
+                except asyncio.TimeoutError:
+                    if conn.closed:
+                        raise ConnectionError("listen connection closed") from None
+
+
+Handler = Callable[[aiopg.Cursor, dict[str, Any]], Awaitable[None]]
+
+
+class Consumer:
+    """Consumes one queue; each event's effect commits with its id, then the message is acked."""
+
+    def __init__(self, pool: aiopg.Pool, broker: Broker, consumer: str, schema: str,
+                 handler: Handler, prefetch: int = 32) -> None:
+        self.pool, self.broker, self.consumer, self.schema = pool, broker, consumer, schema
+        self.handler, self.prefetch = handler, prefetch
+        self._channel: AbstractChannel | None = None
+
+    async def start(self) -> None:
+        assert self.broker.connection is not None
+        self._channel = await self.broker.connection.channel()
+        await self._channel.set_qos(prefetch_count=self.prefetch)
+        queue = await self._channel.get_queue(self.broker.queue_name(self.consumer))
+        await queue.consume(self._on_message)
+
+    async def stop(self) -> None:
+        if self._channel is not None and not self._channel.is_closed:
+            await self._channel.close()
+
+    async def handle(self, event: dict[str, Any]) -> bool:
+        """Apply the event once; False when it had already been handled."""
+        async with db.transaction(self.pool) as cur:
+            await cur.execute(
+                f"INSERT INTO {self.schema}.processed_events (consumer, event_id)"
+                " VALUES (%s, %s) ON CONFLICT DO NOTHING", (self.consumer, event["id"]))
+            if cur.rowcount == 0:
+                return False
+            await self.handler(cur, event)
+        return True
+
+    async def _on_message(self, message: AbstractIncomingMessage) -> None:
+        request_id = (message.headers or {}).get("x-request-id")
+        with structlog.contextvars.bound_contextvars(request_id=request_id, consumer=self.consumer):
+            try:
+                event = orjson.loads(message.body)
+                uuid.UUID(event["id"])
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                log.error("event_malformed", routing_key=message.routing_key)
+                await message.reject(requeue=False)  # dead-lettered: no retry can fix it
+                return
+            started = asyncio.get_running_loop().time()
+            try:
+                applied = await self.handle(event)
+            except Exception as err:
+                log.warning("event_failed", event_id=event["id"], type=event.get("type"),
+                            error=repr(err))
+                await asyncio.sleep(0.5)  # back off before the broker hands it out again
+                await message.nack(requeue=True)
+                return
+            await message.ack()
+            log.info("event_consumed", event_id=event["id"], type=event.get("type"),
+                     applied=applied,
+                     duration_ms=round((asyncio.get_running_loop().time() - started) * 1000, 2))

@@ -1,0 +1,85 @@
+"""Keyset pagination: signed cursors bound to the sort, order and filters they were issued for.
+
+A cursor carries the last row's sort value and id. It is HMAC-signed, so it cannot be forged,
+and it records a digest of the listing's scope (sort, order, filters), so it is refused with
+another listing. Both failures are `validation_error` on `cursor`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from typing import Any
+
+import orjson
+from pydantic import BaseModel
+
+from .errors import ValidationFailed
+
+DEFAULT_LIMIT = 25
+MAX_LIMIT = 100
+
+
+def scope_digest(scope: dict[str, Any]) -> str:
+    """A short digest of what a cursor is valid for (sort, order, filters)."""
+    blob = orjson.dumps(scope, option=orjson.OPT_SORT_KEYS, default=str)
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _sign(secret: str, payload: bytes) -> bytes:
+    return hmac.new(secret.encode(), payload, hashlib.sha256).digest()[:16]
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def encode_cursor(secret: str, scope: dict[str, Any], values: list[Any]) -> str:
+    """`values`: the last row's keyset (e.g. [sort value, id]); datetimes and UUIDs as text."""
+    payload = orjson.dumps({"s": scope_digest(scope), "v": values}, default=str)
+    return _b64(payload) + "." + _b64(_sign(secret, payload))
+
+
+def decode_cursor(secret: str, token: str, scope: dict[str, Any]) -> list[Any]:
+    """The keyset values of a cursor issued for this `scope`, or `validation_error`."""
+    try:
+        body, sig = token.split(".", 1)
+        payload = _unb64(body)
+        good = hmac.compare_digest(_unb64(sig), _sign(secret, payload))
+        data = orjson.loads(payload) if good else None
+    except (ValueError, orjson.JSONDecodeError):
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("v"), list):
+        raise ValidationFailed("cursor is not valid", field="cursor")
+    if data.get("s") != scope_digest(scope):
+        raise ValidationFailed("cursor does not belong to this sort, order and filters",
+                               field="cursor")
+    return list(data["v"])
+
+
+def page_info(limit: int, has_more: bool, next_cursor: str | None,
+              total: int | None = None) -> dict[str, Any]:
+    info: dict[str, Any] = {"limit": limit, "hasMore": has_more,
+                            "nextCursor": next_cursor if has_more else None}
+    if total is not None:
+        info["total"] = total
+    return info
+
+
+class Pagination(BaseModel):
+    """`{"limit", "hasMore", "nextCursor"}`; `nextCursor` is null on the last page."""
+
+    limit: int
+    hasMore: bool
+    nextCursor: str | None
+
+
+class PaginationWithTotal(Pagination):
+    """Pagination plus `total`: every record matching the filters."""
+
+    total: int

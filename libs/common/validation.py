@@ -1,0 +1,123 @@
+"""Request validation: pydantic models are the one source of truth for checks and OpenAPI schemas.
+
+Bodies are validated in strict JSON mode (no type coercion; unknown properties refused when the
+model forbids extras). Query strings are validated in lax mode, since every value arrives as a
+string. The first error becomes `validation_error` with `field` naming the offender, nested as
+`ideas[3].title`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from typing import Annotated, Any, TypeVar
+
+from aiohttp import web
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
+
+from .errors import InvalidJson, NotFound, PayloadTooLarge, ValidationFailed
+
+M = TypeVar("M", bound=BaseModel)
+
+MAX_BODY = 1024 * 1024
+
+
+class Body(BaseModel):
+    """Base of request bodies: unknown properties are a validation error."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Query(BaseModel):
+    """Base of query-parameter models: unknown parameters are a validation error."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def _plus_back(value: Any) -> Any:
+    # An unencoded '+' in a query string decodes to a space; '2024-01-01T00:00:00 00:00' is
+    # what a client meant as '+00:00'.
+    if isinstance(value, str):
+        return value.replace(" ", "+")
+    return value
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+
+
+UtcDateTime = Annotated[datetime, BeforeValidator(_plus_back), AfterValidator(_utc)]
+
+
+def loc_to_field(loc: tuple[int | str, ...]) -> str:
+    """('ideas', 3, 'title') -> 'ideas[3].title'."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "body"
+
+
+def _first_error(err: ValidationError, *, prefix: str = "") -> ValidationFailed:
+    e = err.errors(include_url=False)[0]
+    loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+    field = loc_to_field(loc)
+    if prefix and field == "body":
+        field = prefix
+    kind = e["type"]
+    if kind == "extra_forbidden":
+        message = f"Unknown property: {field}" if not prefix else f"Unknown parameter: {field}"
+    elif kind == "missing":
+        message = f"{field} is required"
+    else:
+        message = f"{field}: {e['msg']}"
+    return ValidationFailed(message, field=field)
+
+
+async def read_body(request: web.Request) -> bytes:
+    try:
+        return await request.read()
+    except web.HTTPRequestEntityTooLarge as err:
+        raise PayloadTooLarge() from err
+
+
+async def parse_body(request: web.Request, model: type[M], *, optional: bool = False) -> M:
+    """Validate the JSON body against `model`; an empty body is `{}` when `optional`."""
+    raw = await read_body(request)
+    if not raw.strip():
+        if optional:
+            return model()
+        raise ValidationFailed("Request body is required", field="body")
+    return validate_json(raw, model)
+
+
+def validate_json(raw: bytes, model: type[M]) -> M:
+    try:
+        return model.model_validate_json(raw, strict=True)
+    except ValidationError as err:
+        if err.errors()[0]["type"] == "json_invalid":
+            raise InvalidJson() from err
+        raise _first_error(err) from err
+
+
+def parse_query(request: web.Request, model: type[M]) -> M:
+    """Validate the query string against `model` (each parameter at most once)."""
+    values: dict[str, str] = {}
+    for key, value in request.query.items():
+        if key in values:
+            raise ValidationFailed(f"Parameter {key} given more than once", field=key)
+        values[key] = value
+    try:
+        return model.model_validate(values)
+    except ValidationError as err:
+        raise _first_error(err, prefix="query") from err
+
+
+def path_uuid(request: web.Request, name: str = "id") -> uuid.UUID:
+    """A `{id}` path parameter that is not a UUID names nothing: 404."""
+    try:
+        return uuid.UUID(request.match_info[name])
+    except (KeyError, ValueError) as err:
+        raise NotFound() from err

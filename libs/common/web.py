@@ -1,0 +1,303 @@
+"""The app factory every process uses: middlewares, health, readiness, metrics, shutdown.
+
+`create_app(settings, name, ...)` wires the request-id/log/metrics middleware, the error
+envelope, the internal-token check (services), `/healthz`, `/readyz` and `/metrics`, and one
+cleanup context per long-lived resource (PostgreSQL pool, RabbitMQ broker, outbox relay,
+consumers, outgoing HTTP session), torn down in reverse order on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import Any
+
+import aiohttp
+import aiopg
+import orjson
+import structlog
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
+
+from . import db
+from .caller import H_REQUEST_ID, H_TOKEN, Caller, caller_from_headers
+from .contract import Route
+from .errors import ApiError, MethodNotAllowed, NotFound, PayloadTooLarge, Unauthorized
+from .messaging import Broker, Consumer, Handler, OutboxRelay
+from .settings import Settings
+from .validation import MAX_BODY
+
+log = structlog.get_logger("http")
+
+SETTINGS = web.AppKey("settings", Settings)
+PG_POOL = web.AppKey("pg_pool", aiopg.Pool)
+BROKER = web.AppKey("broker", Broker)
+HTTP = web.AppKey("http_session", aiohttp.ClientSession)
+PROCESS = web.AppKey("process", str)
+CALLER = web.RequestKey("caller", Caller)
+REQUEST_ID = web.RequestKey("request_id", str)
+
+OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+JSON_OPTS = orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS
+
+REQUESTS = Counter("ims_http_requests_total", "HTTP requests", ["process", "method", "route", "status"])
+LATENCY = Histogram("ims_http_request_duration_seconds", "HTTP request duration",
+                    ["process", "route"],
+                    buckets=(0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
+
+
+def dumps(data: Any) -> bytes:
+    return orjson.dumps(data, option=JSON_OPTS)
+
+
+def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(body=dumps(data), status=status, headers=headers,
+                        content_type="application/json")
+
+
+def data_response(data: Any, status: int = 200) -> web.Response:
+    """The spec's success envelope: `{"data": ...}`."""
+    return json_response({"data": data}, status=status)
+
+
+def error_response(err: ApiError, request_id: str | None = None) -> web.Response:
+    headers = dict(err.headers)
+    if request_id:
+        headers[H_REQUEST_ID] = request_id
+    return json_response(err.body(), status=err.status, headers=headers)
+
+
+def caller(request: web.Request) -> Caller:
+    """The authenticated caller of a request that came through the gateway."""
+    try:
+        return request[CALLER]
+    except KeyError:
+        raise Unauthorized("Calls must come through the gateway") from None
+
+
+def route_label(request: web.Request) -> str:
+    info = request.match_info
+    resource = info.route.resource if info.route is not None else None
+    return resource.canonical if resource is not None else "unmatched"
+
+
+@web.middleware
+async def context_middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    """Request id in and out, one canonical log line, and the metrics of every request."""
+    request_id = request.headers.get(H_REQUEST_ID) or uuid.uuid4().hex
+    if len(request_id) > 128 or not request_id.isprintable():
+        request_id = uuid.uuid4().hex
+    request[REQUEST_ID] = request_id
+    structlog.contextvars.clear_contextvars()
+    structlog.contextvars.bind_contextvars(request_id=request_id)
+    started = time.perf_counter()
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        if not response.prepared:
+            response.headers[H_REQUEST_ID] = request_id
+        return response
+    finally:
+        elapsed = time.perf_counter() - started
+        if request.path not in OPEN_PATHS:
+            process = request.app[PROCESS]
+            label = route_label(request)
+            REQUESTS.labels(process, request.method, label, str(status)).inc()
+            LATENCY.labels(process, label).observe(elapsed)
+            log.info("request", method=request.method, path=request.path, status=status,
+                     duration_ms=round(elapsed * 1000, 2))
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    """Every failure becomes the error envelope; the unexpected is logged once, with its id."""
+    request_id = request.get(REQUEST_ID)
+    try:
+        return await handler(request)
+    except ApiError as err:
+        return error_response(err, request_id)
+    except web.HTTPRequestEntityTooLarge:
+        return error_response(PayloadTooLarge(), request_id)
+    except web.HTTPMethodNotAllowed:
+        return error_response(MethodNotAllowed(), request_id)
+    except web.HTTPNotFound:
+        return error_response(NotFound(), request_id)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return error_response(ApiError(exc.reason), request_id)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.exception("unhandled_error", method=request.method, path=request.path)
+        return error_response(ApiError(f"Internal server error (request {request_id})"), request_id)
+
+
+def internal_auth_middleware(token: str) -> Callable[..., Awaitable[web.StreamResponse]]:
+    """Services answer only calls carrying the internal token, i.e. from the gateway or a peer."""
+    expected = token.encode()
+
+    @web.middleware
+    async def check(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        if request.path in OPEN_PATHS:
+            return await handler(request)
+        given = request.headers.get(H_TOKEN, "").encode()
+        if not hmac.compare_digest(given, expected):
+            raise Unauthorized("Calls must come through the gateway")
+        who = caller_from_headers(request, request[REQUEST_ID])
+        if who is not None:
+            request[CALLER] = who
+            structlog.contextvars.bind_contextvars(workspace_id=str(who.workspace_id))
+        return await handler(request)
+
+    return check
+
+
+async def healthz(_: web.Request) -> web.Response:
+    return json_response({"status": "ok"})
+
+
+async def readyz(request: web.Request) -> web.Response:
+    app = request.app
+    checks: dict[str, bool] = {}
+    if PG_POOL in app:
+        checks["database"] = await db.ping(app[PG_POOL])
+    if BROKER in app:
+        checks["broker"] = app[BROKER].ready
+    ok = all(checks.values())
+    return json_response({"status": "ok" if ok else "unavailable", "checks": checks},
+                         status=200 if ok else 503)
+
+
+async def metrics(_: web.Request) -> web.Response:
+    resp = web.Response(body=generate_latest())
+    resp.content_type = CONTENT_TYPE_LATEST.split(";")[0]
+    return resp
+
+
+async def not_implemented(_: web.Request) -> web.Response:
+    return json_response({"error": {"code": "not_implemented", "message": "Not implemented yet"}},
+                         status=501)
+
+
+def mount_routes(app: web.Application, routes: Iterable[Route], views: Any) -> None:
+    """Mount each route of the table on its view (named by `operation_id`), else 501."""
+    for route in routes:
+        handler = getattr(views, route.operation_id, not_implemented)
+        app.router.add_route(route.method, route.aiohttp_path, handler)
+
+
+# ---- cleanup contexts -------------------------------------------------------------------
+
+def pg_context(dsn: str | None = None, read_only: bool = False) -> Callable[[web.Application], AsyncIterator[None]]:
+    async def ctx(app: web.Application) -> AsyncIterator[None]:
+        s = app[SETTINGS]
+        pool = await db.create_pool(dsn or s.database_url, minsize=s.db_pool_min,
+                                    maxsize=s.db_pool_max, read_only=read_only,
+                                    application_name=f"ims-{app[PROCESS]}")
+        app[PG_POOL] = pool
+        yield
+        pool.close()
+        await pool.wait_closed()
+
+    return ctx
+
+
+def broker_context(consumers: dict[str, Handler] | None = None, schema: str | None = None,
+                   prefetch: int = 32) -> Callable[[web.Application], AsyncIterator[None]]:
+    """Connect to RabbitMQ in the background (retrying), then start the consumers."""
+
+    async def ctx(app: web.Application) -> AsyncIterator[None]:
+        s = app[SETTINGS]
+        broker = Broker(s.amqp_url, s.amqp_prefix, f"ims-{app[PROCESS]}")
+        app[BROKER] = broker
+        started: list[Consumer] = []
+
+        async def connect() -> None:
+            delay = 0.5
+            while True:
+                try:
+                    await broker.connect()
+                    break
+                except asyncio.CancelledError:
+                    raise
+                except Exception as err:
+                    log.warning("broker_connect_failed", error=repr(err), retry_in=delay)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 10.0)
+            for name, handler in (consumers or {}).items():
+                assert schema is not None, "consumers record handled events in a schema"
+                consumer = Consumer(app[PG_POOL], broker, name, schema, handler, prefetch)
+                await consumer.start()
+                started.append(consumer)
+
+        task = asyncio.create_task(connect())
+        yield
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        for consumer in started:
+            await consumer.stop()
+        await broker.close()
+
+    return ctx
+
+
+def relay_context(schema: str) -> Callable[[web.Application], AsyncIterator[None]]:
+    async def ctx(app: web.Application) -> AsyncIterator[None]:
+        s = app[SETTINGS]
+        relay = OutboxRelay(app[PG_POOL], s.database_url, schema, app[BROKER], s.relay_interval_s)
+        task = asyncio.create_task(relay.run())
+        yield
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    return ctx
+
+
+async def http_context(app: web.Application) -> AsyncIterator[None]:
+    """One outgoing client session per app, for calls to peers."""
+    session = aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=200, keepalive_timeout=30),
+        json_serialize=lambda o: dumps(o).decode(),
+    )
+    app[HTTP] = session
+    yield
+    await session.close()
+
+
+def create_app(settings: Settings, process: str, *, internal: bool = True,
+               middlewares: Iterable[Any] = ()) -> web.Application:
+    """A bare application with the shared middlewares and the open endpoints."""
+    mws: list[Any] = [context_middleware, error_middleware]
+    if internal:
+        mws.append(internal_auth_middleware(settings.internal_token))
+    mws.extend(middlewares)
+    app = web.Application(middlewares=mws, client_max_size=MAX_BODY)
+    app[SETTINGS] = settings
+    app[PROCESS] = process
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics)
+    return app
+
+
+def run(app: web.Application, host: str, port: int) -> None:
+    """Serve until SIGTERM/SIGINT, then shut down gracefully within the configured timeout."""
+    settings = app[SETTINGS]
+    loop: asyncio.AbstractEventLoop | None = None
+    try:
+        import uvloop
+
+        loop = uvloop.new_event_loop()
+    except ImportError:
+        pass
+    log.info("starting", process=app[PROCESS], host=host, port=port)
+    if settings.insecure_defaults:
+        log.warning("insecure_defaults", hint="set INTERNAL_TOKEN and CURSOR_SECRET")
+    web.run_app(app, host=host, port=port, shutdown_timeout=settings.shutdown_timeout_s,
+                access_log=None, print=None, loop=loop, handle_signals=True)
+    log.info("stopped", process=app[PROCESS])

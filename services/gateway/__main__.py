@@ -1,0 +1,17 @@
+"""`ims-gateway`: the public listener."""
+
+from libs.common.logging import configure_logging
+from libs.common.settings import Settings
+from libs.common.web import run
+
+from .app import create_gateway
+
+
+def main() -> None:
+    settings = Settings.from_env()
+    configure_logging(settings.log_format, settings.log_level, "gateway")
+    run(create_gateway(settings), settings.gateway_host, settings.gateway_port)
+
+
+if __name__ == "__main__":
+    main()

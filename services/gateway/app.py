@@ -1,0 +1,178 @@
+"""The gateway: authenticates keys, limits rates, checks scopes and plans, and forwards."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import aiohttp
+import structlog
+from aiohttp import web
+
+from libs.common.caller import Caller
+from libs.common.contract import API, Route
+from libs.common.errors import (ApiError, InsufficientScope, InvalidKey, MethodNotAllowed,
+                                NotFound, PlanRequired, RateLimited, Unauthorized)
+from libs.common.plans import GATED_PLANS
+from libs.common.settings import Settings
+from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, SETTINGS, create_app,
+                             json_response, pg_context)
+
+from . import idempotency, ratelimit
+from .auth import KeyInfo, KeyStore, bearer_token
+from .openapi import openapi_handler
+from .proxy import Upstreams, forward, forward_headers
+from .routing import ROUTE_TABLE
+
+KEYS = web.AppKey("keys", KeyStore)
+UPSTREAMS = web.AppKey("upstreams", Upstreams)
+PROXY_SESSION = web.AppKey("proxy_session", aiohttp.ClientSession)
+KEY = web.RequestKey("key", KeyInfo)
+VERDICT = web.RequestKey("verdict", ratelimit.Verdict)
+OPENAPI_PATH = f"{API}/openapi.json"
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def client_address(request: web.Request) -> str:
+    return request.remote or "unknown"
+
+
+@web.middleware
+async def gateway_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Authentication first, then the rate windows; their headers ride on every answer."""
+    path = request.path
+    if path in OPEN_PATHS or not path.startswith("/api/"):
+        return await handler(request)
+    app = request.app
+    if path == OPENAPI_PATH:
+        return await _limited_by_address(request, handler, None)
+    try:
+        info = await app[KEYS].authenticate(bearer_token(request.headers.get("Authorization")))
+    except (Unauthorized, InvalidKey) as err:
+        return await _limited_by_address(request, handler, err)
+    request[KEY] = info
+    structlog.contextvars.bind_contextvars(workspace_id=str(info.workspace_id))
+    verdict = await ratelimit.hit(app[PG_POOL], f"ws:{info.workspace_id}", info.rate_limit, 60)
+    request[VERDICT] = verdict
+    try:
+        if not verdict.allowed:
+            raise RateLimited(f"Rate limit of {verdict.limit} requests per minute exceeded")
+        response = await handler(request)
+    except ApiError as err:
+        err.headers = {**verdict.headers(), **err.headers}
+        raise
+    except web.HTTPMethodNotAllowed as err:
+        raise MethodNotAllowed(headers=verdict.headers()) from err
+    except web.HTTPNotFound as err:
+        raise NotFound(headers=verdict.headers()) from err
+    if not response.prepared:
+        response.headers.update(verdict.headers())
+    return response
+
+
+async def _limited_by_address(request: web.Request, handler: Handler,
+                              auth_error: ApiError | None) -> web.StreamResponse:
+    s = request.app[SETTINGS]
+    verdict = await ratelimit.hit(request.app[PG_POOL], f"ip:{client_address(request)}",
+                                  s.unauthenticated_rpm, 60)
+    if not verdict.allowed:
+        raise RateLimited("Too many unauthenticated requests", headers=verdict.headers())
+    if auth_error is not None:
+        auth_error.headers = {**verdict.headers(), **auth_error.headers}
+        raise auth_error
+    response = await handler(request)
+    response.headers.update(verdict.headers())
+    return response
+
+
+def caller_of(request: web.Request) -> Caller:
+    k = request[KEY]
+    return Caller(workspace_id=k.workspace_id, workspace_name=k.workspace_name, plan=k.plan,
+                  inbox_mode=k.inbox_mode, key_id=k.key_id, key_name=k.key_name,
+                  scopes=k.scopes, request_id=request[REQUEST_ID])
+
+
+async def automation_auth(request: web.Request) -> web.Response:
+    k = request[KEY]
+    return json_response({"valid": True, "workspace": {
+        "id": str(k.workspace_id), "name": k.workspace_name, "plan": k.plan}})
+
+
+LOCAL: dict[str, Handler] = {"automation_auth": automation_auth}
+
+
+def route_handler(route: Route) -> Handler:
+    """Scope, plan and export window for one route, then the service (or a local answer)."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        app = request.app
+        info = request[KEY]
+        if route.scope is not None and route.scope not in info.scopes:
+            raise InsufficientScope(f"This call needs the {route.scope} scope")
+        if route.plan_gated and info.plan in GATED_PLANS:
+            raise PlanRequired(f"Not available on the {info.plan} plan")
+        if route.export:
+            s = app[SETTINGS]
+            window = await ratelimit.hit(app[PG_POOL], f"export:{info.workspace_id}",
+                                         s.export_per_hour, 3600)
+            if not window.allowed:
+                raise RateLimited(f"Export limit of {s.export_per_hour} per hour exceeded",
+                                  headers=window.headers())
+        if route.service == "gateway":
+            return await LOCAL[route.operation_id](request)
+        return await _forward(request, route)
+
+    handle.__name__ = route.operation_id
+    return handle
+
+
+async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
+    app = request.app
+    s = app[SETTINGS]
+    headers = forward_headers(request, caller_of(request), s.internal_token)
+    extra = request[VERDICT].headers()
+    body = await request.read() if request.can_read_body else None
+    base = app[UPSTREAMS].next(route.service)
+
+    async def call() -> web.Response:
+        resp = await forward(app[PROXY_SESSION], request, base, headers, body, extra, buffer=True)
+        assert isinstance(resp, web.Response)
+        return resp
+
+    key = request.headers.get(idempotency.HEADER)
+    if request.method == "POST" and key is not None:
+        idempotency.check_key(key)
+        fingerprint = idempotency.request_hash(request.method, request.path_qs, body or b"")
+        return await idempotency.run_once(app[PG_POOL], request[KEY].workspace_id, key,
+                                          fingerprint, extra, call)
+    return await forward(app[PROXY_SESSION], request, base, headers, body, extra)
+
+
+async def _state(app: web.Application) -> AsyncIterator[None]:
+    s = app[SETTINGS]
+    app[KEYS] = KeyStore(app[PG_POOL], s.key_cache_ttl_s)
+    app[UPSTREAMS] = Upstreams({"ideas": s.ideas_urls, "customers": s.customers_urls,
+                                "webhooks": s.webhooks_urls, "analytics": s.analytics_urls})
+    session = aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=0, limit_per_host=256, keepalive_timeout=60,
+                                       ttl_dns_cache=300),
+        timeout=aiohttp.ClientTimeout(total=None, sock_connect=5, sock_read=120),
+        auto_decompress=False, skip_auto_headers=("User-Agent", "Accept-Encoding"),
+    )
+    app[PROXY_SESSION] = session
+    sweeper = asyncio.create_task(ratelimit.sweep_forever(app[PG_POOL]))
+    yield
+    sweeper.cancel()
+    await asyncio.gather(sweeper, return_exceptions=True)
+    await session.close()
+
+
+def create_gateway(settings: Settings) -> web.Application:
+    app = create_app(settings, "gateway", internal=False, middlewares=[gateway_middleware])
+    app.cleanup_ctx.append(pg_context())
+    app.cleanup_ctx.append(_state)
+    app.router.add_get(OPENAPI_PATH, openapi_handler)
+    for route in ROUTE_TABLE:
+        app.router.add_route(route.method, route.aiohttp_path, route_handler(route))
+    return app

@@ -1,0 +1,94 @@
+"""`Idempotency-Key` on POST (CONTRACT section 10): the first request runs, repeats replay it.
+
+The key is claimed with an insert (`in_flight`); a concurrent repeat finds the claim and gets
+409, whichever gateway replica it reaches. The finished answer is stored unless it is a 5xx
+(then the claim is dropped, so the client may retry).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Awaitable, Callable
+
+import aiopg
+import orjson
+import psycopg2
+from aiohttp import web
+
+from libs.common import db
+from libs.common.errors import Conflict, ValidationFailed
+
+HEADER = "Idempotency-Key"
+_REPLAY_DROP = frozenset({"x-request-id", "ratelimit-limit", "ratelimit-remaining",
+                          "ratelimit-reset", "retry-after"})
+
+
+def check_key(key: str) -> str:
+    if not 1 <= len(key) <= 255 or not all(32 <= ord(c) < 127 for c in key):
+        raise ValidationFailed("Idempotency-Key must be 1 to 255 printable characters",
+                               field="Idempotency-Key")
+    return key
+
+
+def request_hash(method: str, path: str, body: bytes) -> bytes:
+    return hashlib.sha256(method.encode() + b" " + path.encode() + b"\n" + body).digest()
+
+
+async def run_once(pool: aiopg.Pool, workspace_id: uuid.UUID, key: str, fingerprint: bytes,
+                   extra_headers: dict[str, str],
+                   call: Callable[[], Awaitable[web.Response]]) -> web.Response:
+    async with db.cursor(pool) as cur:
+        # An expired record (older than 24 h) is as good as none.
+        await cur.execute(
+            "DELETE FROM gateway.idempotency_keys WHERE workspace_id = %s AND key = %s"
+            " AND created_at < now() - interval '24 hours'", (workspace_id, key))
+        await cur.execute(
+            "INSERT INTO gateway.idempotency_keys (workspace_id, key, request_hash, state)"
+            " VALUES (%s, %s, %s, 'in_flight') ON CONFLICT DO NOTHING",
+            (workspace_id, key, psycopg2.Binary(fingerprint)))
+        claimed = cur.rowcount == 1
+        if not claimed:
+            row = await db.fetchone(cur, """
+                SELECT request_hash, state, response_status, response_headers, response_body
+                  FROM gateway.idempotency_keys WHERE workspace_id = %s AND key = %s""",
+                (workspace_id, key))
+    if not claimed:
+        return _replay(row, fingerprint, extra_headers)
+    try:
+        response = await call()
+    except BaseException:
+        await _release(pool, workspace_id, key)
+        raise
+    if response.status >= 500:
+        await _release(pool, workspace_id, key)
+        return response
+    stored = {k: v for k, v in response.headers.items() if k.lower() not in _REPLAY_DROP}
+    async with db.cursor(pool) as cur:
+        await cur.execute("""
+            UPDATE gateway.idempotency_keys SET state = 'done', response_status = %s,
+                   response_headers = %s, response_body = %s
+             WHERE workspace_id = %s AND key = %s""",
+            (response.status, orjson.dumps(stored).decode(),
+             psycopg2.Binary(response.body or b""), workspace_id, key))
+    return response
+
+
+def _replay(row: dict | None, fingerprint: bytes, extra: dict[str, str]) -> web.Response:
+    if row is None:  # released between our insert and select: treat as in flight
+        raise Conflict("A request with this Idempotency-Key is in progress")
+    if bytes(row["request_hash"]) != fingerprint:
+        raise Conflict("Idempotency-Key was already used with a different request")
+    if row["state"] != "done":
+        raise Conflict("A request with this Idempotency-Key is in progress")
+    headers = orjson.loads(row["response_headers"] or "{}")
+    headers.update(extra)
+    headers["Idempotent-Replayed"] = "true"
+    return web.Response(status=row["response_status"], headers=headers,
+                        body=bytes(row["response_body"] or b""))
+
+
+async def _release(pool: aiopg.Pool, workspace_id: uuid.UUID, key: str) -> None:
+    async with db.cursor(pool) as cur:
+        await cur.execute("DELETE FROM gateway.idempotency_keys WHERE workspace_id = %s AND key = %s",
+                          (workspace_id, key))

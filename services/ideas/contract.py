@@ -1,0 +1,52 @@
+"""The ideas service's public routes: the route table's entries for ideas, roadmap, workspace."""
+
+from libs.common.contract import API, Route
+
+S = "ideas"
+I = f"{API}/ideas"
+
+ROUTES = [
+    Route("GET", I, S, "list_ideas", "ideas:read", "List ideas", tags=("Ideas",)),
+    Route("POST", I, S, "create_idea", "ideas:write", "Create an idea", tags=("Ideas",)),
+    Route("POST", f"{I}/batch", S, "batch_create_ideas", "ideas:write",
+          "Create up to 100 ideas in one transaction", tags=("Ideas",)),
+    Route("PATCH", f"{I}/batch/status", S, "batch_update_status", "ideas:write",
+          "Change the status of up to 100 ideas in one transaction", tags=("Ideas",)),
+    Route("GET", f"{I}/{{id}}", S, "get_idea", "ideas:read", "Get an idea", tags=("Ideas",)),
+    Route("PATCH", f"{I}/{{id}}", S, "update_idea", "ideas:write", "Update an idea", tags=("Ideas",)),
+    Route("DELETE", f"{I}/{{id}}", S, "delete_idea", "ideas:write", "Soft-delete an idea",
+          tags=("Ideas",)),
+    Route("POST", f"{I}/{{id}}/vote", S, "vote_idea", "ideas:vote", "Vote on an idea",
+          body_required=False, tags=("Ideas",)),
+    Route("GET", f"{I}/{{id}}/votes", S, "get_votes", "ideas:read", "Vote breakdown",
+          tags=("Ideas",)),
+    Route("GET", f"{I}/{{id}}/signals", S, "list_signals", "ideas:read", "Signals of an idea",
+          tags=("Ideas",)),
+    Route("GET", f"{I}/{{id}}/decisions", S, "list_decisions", "ideas:read",
+          "Decision history of an idea", tags=("Ideas",)),
+    Route("GET", f"{I}/{{id}}/evidence", S, "list_evidence", "ideas:read", "Evidence of an idea",
+          tags=("Ideas",)),
+    Route("GET", f"{I}/{{id}}/participants", S, "list_participants", "ideas:read",
+          "Decision participants of an idea", tags=("Ideas",)),
+    Route("GET", f"{I}/{{id}}/meetings", S, "list_meetings", "ideas:read",
+          "Meeting transcripts mentioning an idea", tags=("Ideas",)),
+    Route("GET", f"{I}/{{id}}/support-tickets", S, "list_support_tickets", "ideas:read",
+          "Support tickets linked to an idea", tags=("Ideas",)),
+    Route("PUT", f"{I}/{{id}}/roadmap", S, "assign_roadmap", "roadmap:write",
+          "Assign an idea to a roadmap stage (or unassign it)", tags=("Roadmap",)),
+    Route("GET", f"{API}/roadmap/stages", S, "list_stages", "roadmap:read", "Roadmap stages",
+          tags=("Roadmap",)),
+    Route("GET", f"{API}/workspace", S, "get_workspace", "workspace:read", "Workspace info",
+          tags=("Workspace",)),
+    Route("GET", f"{API}/tags", S, "list_tags", "workspace:read", "Tags with idea counts",
+          tags=("Workspace",)),
+    Route("GET", f"{API}/products", S, "list_products", "workspace:read",
+          "Products with idea counts and parents", tags=("Workspace",)),
+    Route("GET", f"{API}/members", S, "list_members", "workspace:read", "Team members",
+          tags=("Workspace",)),
+    Route("GET", f"{API}/automation/ideas", S, "automation_list_ideas", "ideas:read",
+          "Recent ideas (automation API)", automation=True, tags=("Automation",)),
+    Route("POST", f"{API}/automation/ideas", S, "automation_create_idea", "ideas:write",
+          "Create an idea with duplicate detection (automation API)", automation=True,
+          success_status=201, tags=("Automation",)),
+]

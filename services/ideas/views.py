@@ -1,0 +1,1 @@
+"""HTTP handlers of the ideas service, named by the route table's operation ids."""

@@ -1,0 +1,174 @@
+"""Real processes for end-to-end tests: every service on free ports, its own database and queues."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+import psycopg2
+
+from libs.common.migrations import migrate
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVICES = ("gateway", "ideas", "customers", "webhooks", "analytics")
+BASE_DSN = os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/ideas")
+AMQP_URL = os.environ.get("AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/")
+LOG_DIR = ROOT / ".run" / "test-logs"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def dsn_for(dbname: str) -> str:
+    params = psycopg2.extensions.parse_dsn(BASE_DSN)
+    params["dbname"] = dbname
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def url_dsn_for(dbname: str) -> str:
+    base, _, _ = BASE_DSN.rpartition("/")
+    return f"{base}/{dbname}"
+
+
+def create_database() -> str:
+    """A fresh, migrated database for one test run; returns its URL."""
+    name = f"ims_test_{secrets.token_hex(4)}"
+    url = url_dsn_for(name)
+    migrate(url)
+    return url
+
+
+def drop_database(url: str) -> None:
+    name = url.rpartition("/")[2]
+    conn = psycopg2.connect(dsn_for("postgres"))
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    conn.close()
+
+
+@dataclass
+class System:
+    """One set of running processes (optionally several replicas of each) sharing a database."""
+
+    database_url: str
+    amqp_prefix: str
+    env_overrides: dict[str, str] = field(default_factory=dict)
+    replicas: dict[str, int] = field(default_factory=dict)
+    ports: dict[str, list[int]] = field(default_factory=dict)
+    procs: dict[str, list[subprocess.Popen[bytes]]] = field(default_factory=dict)
+    internal_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.ports['gateway'][0]}"
+
+    def gateway_urls(self) -> list[str]:
+        return [f"http://127.0.0.1:{p}" for p in self.ports["gateway"]]
+
+    def service_url(self, service: str, i: int = 0) -> str:
+        return f"http://127.0.0.1:{self.ports[service][i]}"
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update({
+            "DATABASE_URL": self.database_url, "AMQP_URL": AMQP_URL,
+            "AMQP_PREFIX": self.amqp_prefix, "INTERNAL_TOKEN": self.internal_token,
+            "CURSOR_SECRET": "test-cursor-secret", "LOG_FORMAT": "json",
+            "WEBHOOK_ALLOW_PRIVATE_TARGETS": "1", "WEBHOOK_ALLOW_HTTP": "1",
+            "SHUTDOWN_TIMEOUT_S": "5", "PYTHONUNBUFFERED": "1",
+        })
+        for svc in SERVICES[1:]:
+            env[f"{svc.upper()}_URLS"] = ",".join(f"http://127.0.0.1:{p}" for p in self.ports[svc])
+        env.update(self.env_overrides)
+        return env
+
+    def start(self) -> None:
+        for svc in SERVICES:
+            self.ports[svc] = [free_port() for _ in range(self.replicas.get(svc, 1))]
+        LOG_DIR.mkdir(parents=True, exist_ok=True)
+        for svc in SERVICES:
+            for i in range(len(self.ports[svc])):
+                self.start_one(svc, i)
+
+    def start_one(self, svc: str, i: int) -> None:
+        env = self.env()
+        port = str(self.ports[svc][i])
+        env["GATEWAY_PORT" if svc == "gateway" else f"{svc.upper()}_PORT"] = port
+        log = open(LOG_DIR / f"{self.amqp_prefix}-{svc}-{i}.log", "ab")
+        proc = subprocess.Popen([sys.executable, "-m", f"services.{svc}"], cwd=ROOT, env=env,
+                                stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        self.procs.setdefault(svc, [])
+        if len(self.procs[svc]) > i:
+            self.procs[svc][i] = proc
+        else:
+            self.procs[svc].append(proc)
+
+    async def wait_ready(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        async with aiohttp.ClientSession() as session:
+            for svc, ports in self.ports.items():
+                for port in ports:
+                    while True:
+                        try:
+                            async with session.get(f"http://127.0.0.1:{port}/readyz") as r:
+                                if r.status == 200:
+                                    break
+                        except aiohttp.ClientError:
+                            pass
+                        if time.monotonic() > deadline:
+                            raise TimeoutError(f"{svc} on {port} not ready; see {LOG_DIR}")
+                        await asyncio.sleep(0.1)
+
+    def stop_one(self, svc: str, i: int = 0, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+        proc = self.procs[svc][i]
+        if proc.poll() is None:
+            proc.send_signal(sig)
+        return proc.wait(timeout=timeout)
+
+    def stop(self) -> dict[str, list[int]]:
+        """SIGTERM everything; return the exit codes (0 is a clean shutdown)."""
+        for procs in self.procs.values():
+            for p in procs:
+                if p.poll() is None:
+                    p.send_signal(signal.SIGTERM)
+        codes: dict[str, list[int]] = {}
+        for svc, procs in self.procs.items():
+            for p in procs:
+                try:
+                    codes.setdefault(svc, []).append(p.wait(timeout=20))
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    codes.setdefault(svc, []).append(p.wait())
+        return codes
+
+
+async def delete_queues(prefix: str) -> None:
+    """Remove a test run's queues and exchanges from the broker."""
+    import aio_pika
+
+    from libs.common.topology import QUEUES
+
+    conn = await aio_pika.connect(AMQP_URL)
+    try:
+        ch = await conn.channel()
+        for consumer in QUEUES:
+            for name in (f"{prefix}.{consumer}", f"{prefix}.{consumer}.dead"):
+                await ch.queue_delete(name)
+        for name in (f"{prefix}.events", f"{prefix}.dead"):
+            await ch.exchange_delete(name)
+    finally:
+        await conn.close()
