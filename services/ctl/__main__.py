@@ -40,13 +40,6 @@ def _parser() -> argparse.ArgumentParser:
     kr = key.add_parser("revoke")
     kr.add_argument("--id", required=True)
 
-    seed = sub.add_parser("seed", help="realistic, deterministic data for a workspace")
-    seed.add_argument("--workspace", required=True)
-    seed.add_argument("--ideas", type=int, default=200)
-    seed.add_argument("--customers", type=int, default=50)
-    seed.add_argument("--seed", type=int, default=1)
-
-    sub.add_parser("demo", help="a Demo workspace with seeded data and an all-scope key")
     extra = getattr(_extensions(), "add_parsers", None)
     if extra is not None:
         extra(sub)
