@@ -113,6 +113,13 @@ MUTATIONS: dict[str, tuple[Mutation, Check, str]] = {
         rules.check_graceful_stop,
         "ideas/ideas: grace period 15 s",
     ),
+    "pods without the part-of label": (
+        lambda objs: _deployment(objs, "customers")["spec"]["template"]["metadata"]["labels"].pop(
+            "app.kubernetes.io/part-of"
+        ),
+        rules.check_labels,
+        "pods of customers: app.kubernetes.io/part-of",
+    ),
     "service exposed": (
         lambda objs: _object(objs, "Service", "analytics")["spec"].update(type="NodePort"),
         rules.check_exposure,

@@ -17,6 +17,7 @@ Check = Callable[[list[Obj]], list[str]]
 
 # Every process of the application, with the port it listens on.
 PROCESSES = {"gateway": 8080, "ideas": 8081, "customers": 8082, "webhooks": 8083, "analytics": 8084}
+PART_OF = "idea-management"
 CONFIG_MAP = "ims-config"
 SECRET = "ims-secrets"
 # SHUTDOWN_TIMEOUT_S when the ConfigMap does not set it (CONTRACT section 1), and Kubernetes's
@@ -283,6 +284,33 @@ def check_exposure(objs: list[Obj]) -> list[str]:
     return problems
 
 
+def check_labels(objs: list[Obj]) -> list[str]:
+    """Every object of a process, and its pods, carry app.kubernetes.io/name and
+    app.kubernetes.io/part-of."""
+    kinds = (
+        "Deployment",
+        "Job",
+        "Service",
+        "HorizontalPodAutoscaler",
+        "PodDisruptionBudget",
+        "ScaledObject",
+        "Ingress",
+    )
+    labelled = [
+        (f"{o['kind']}/{o['metadata']['name']}", o["metadata"].get("labels", {}))
+        for kind in kinds
+        for o in of_kind(objs, kind)
+    ]
+    labelled += [(f"pods of {w['metadata']['name']}", pod_labels(w)) for w in workloads(objs)]
+    problems = []
+    for where, labels in labelled:
+        if not labels.get("app.kubernetes.io/name"):
+            problems.append(f"{where}: no app.kubernetes.io/name label")
+        if labels.get("app.kubernetes.io/part-of") != PART_OF:
+            problems.append(f"{where}: app.kubernetes.io/part-of is not {PART_OF}")
+    return problems
+
+
 CHECKS: list[Check] = [
     check_processes,
     check_probes,
@@ -292,4 +320,5 @@ CHECKS: list[Check] = [
     check_autoscaling,
     check_graceful_stop,
     check_exposure,
+    check_labels,
 ]
