@@ -27,6 +27,26 @@ PRIVATE_ADDRESSES = [
 MANAGED_SERVICE_ADDRESS = "10.20.30.40"
 
 
+def _outsiders(objs: list[Obj]) -> dict[str, Endpoint]:
+    """What must never reach the application's internals, by description."""
+    return {
+        "a stranger pod in the namespace": stranger(objs),
+        "a pod of another namespace": stranger(objs, "elsewhere"),
+        "the internet": Address(PUBLIC_ADDRESS),
+        "a private address": Address(PRIVATE_ADDRESSES[0]),
+    }
+
+
+def _reached_by(
+    objs: list[Obj], intruders: dict[str, Endpoint], pod: Pod, name: str, port: int
+) -> list[str]:
+    return [
+        f"{what} reaches {name} on {port}"
+        for what, intruder in intruders.items()
+        if allowed(objs, intruder, pod, port)
+    ]
+
+
 def check_default_deny(objs: list[Obj]) -> list[str]:
     """One policy isolates every pod in both directions and allows nothing by itself, so a pod
     that is not the application's can neither be reached nor reach out (but for DNS)."""
@@ -74,12 +94,7 @@ def check_internal_services(objs: list[Obj]) -> list[str]:
     problems = []
     gateway = process_pod(objs, "gateway")
     internal = [name for name in PROCESSES if name != "gateway"]
-    intruders: dict[str, Endpoint] = {
-        "a stranger pod in the namespace": stranger(objs),
-        "a pod of another namespace": stranger(objs, "elsewhere"),
-        "the internet": Address(PUBLIC_ADDRESS),
-        "a private address": Address(PRIVATE_ADDRESSES[0]),
-    }
+    intruders = _outsiders(objs)
     for job in of_kind(objs, "Job"):
         intruders[f"the Job {job['metadata']['name']}"] = pod_of(job)
     for name in internal:
@@ -91,11 +106,7 @@ def check_internal_services(objs: list[Obj]) -> list[str]:
             for other in internal
             if other != name and not allowed(objs, process_pod(objs, other), service, port)
         ]
-        problems += [
-            f"{what} reaches {name} on {port}"
-            for what, intruder in intruders.items()
-            if allowed(objs, intruder, service, port)
-        ]
+        problems += _reached_by(objs, intruders, service, name, port)
     return problems
 
 
@@ -146,16 +157,7 @@ def check_data_stores(objs: list[Obj]) -> list[str]:
             for name, pod in app_pods.items()
             if not allowed(objs, pod, store_pod, port)
         ]
-        intruders: dict[str, Endpoint] = {
-            "a stranger pod in the namespace": stranger(objs),
-            "a pod of another namespace": stranger(objs, "elsewhere"),
-            "the internet": Address(PUBLIC_ADDRESS),
-        }
-        problems += [
-            f"{what} reaches {store} on {port}"
-            for what, intruder in intruders.items()
-            if allowed(objs, intruder, store_pod, port)
-        ]
+        problems += _reached_by(objs, _outsiders(objs), store_pod, store, port)
     return problems
 
 
