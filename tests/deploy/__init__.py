@@ -1,0 +1,1 @@
+"""Checks of the rendered Kubernetes manifests in deploy/k8s."""

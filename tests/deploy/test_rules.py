@@ -1,0 +1,47 @@
+"""Every rule holds for every rendered variant of deploy/k8s."""
+
+from __future__ import annotations
+
+import pytest
+
+from . import network_rules, workload_rules
+from .netpol import Pod, allowed, process_pod
+from .workload_rules import PROCESSES, Check, Obj, autoscaler_targets
+
+
+@pytest.mark.parametrize(
+    "check", workload_rules.CHECKS + network_rules.CHECKS, ids=lambda check: check.__name__
+)
+def test_rule_holds_for_every_variant(check: Check, rendered: dict[str, list[Obj]]) -> None:
+    """Each rule finds nothing wrong in any rendered variant."""
+    found = {variant: check(objs) for variant, objs in rendered.items()}
+    assert {variant: problems for variant, problems in found.items() if problems} == {}
+
+
+def test_every_overlay_and_component_is_rendered(rendered: dict[str, list[Obj]]) -> None:
+    """The dev and prod overlays are rendered alone and with each optional component."""
+    parts = {part for variant in rendered for part in variant.split("+")}
+    assert {"dev", "prod", "prod+keda", "prod+operators"} <= set(rendered)
+    assert {"keda", "operators"} <= parts
+
+
+def test_keda_component_replaces_the_webhooks_hpa(rendered: dict[str, list[Obj]]) -> None:
+    """With components/keda the webhooks Deployment is scaled by the ScaledObject alone."""
+    for variant, objs in rendered.items():
+        scalers = [scaler for scaler, target in autoscaler_targets(objs) if target == "webhooks"]
+        keda = "keda" in variant.split("+")
+        expected = "ScaledObject" if keda else "HorizontalPodAutoscaler"
+        assert scalers == [f"{expected}/webhooks"], variant
+
+
+def test_prometheus_scrapes_each_process_on_its_own_port_in_prod(
+    rendered: dict[str, list[Obj]],
+) -> None:
+    """overlays/prod lets Prometheus reach every process's port, and only that port."""
+    objs = rendered["prod"]
+    prometheus = Pod({"app.kubernetes.io/name": "prometheus"}, "monitoring")
+    for name, port in PROCESSES.items():
+        process = process_pod(objs, name)
+        assert allowed(objs, prometheus, process, port), name
+        other_port = port + 1 if port < 8084 else 8081
+        assert not allowed(objs, prometheus, process, other_port), name
