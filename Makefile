@@ -18,6 +18,7 @@ run: venv
 	bash scripts/run.sh
 
 test: venv
+	bash scripts/k8s_check.sh --no-tests
 	$(BIN)/pytest
 
 bench: venv
