@@ -9,4 +9,6 @@ pgcluster   the private PostgreSQL cluster under .run/pg
 rabbitmq    checking RabbitMQ; the private node under .run/rabbitmq
 leases      who uses the private servers; the lock around starting and stopping them
 servers     both servers together: ensure, release, stop, status
+layout      which processes run on which ports, and their shared secrets
+supervisor  running, restarting and stopping the processes
 """
