@@ -6,7 +6,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from devrun import amqp, leases, servers
+from devrun import amqp, leases, packages, servers
 from devrun.common import DevenvError, process_alive, process_start_time
 from devrun.targets import AmqpTarget, PgTarget, export_lines, is_local_host, resolve_urls
 
@@ -40,6 +40,7 @@ def test_database_url_parts() -> None:
 
 
 def test_database_url_port_defaults_to_5432() -> None:
+    """No port in the URL means PostgreSQL's."""
     assert PgTarget.parse("postgres://u:p@db.example/app").port == 5432
 
 
@@ -67,6 +68,7 @@ def test_amqp_vhost_is_taken_from_the_path(url: str, vhost: str) -> None:
 
 
 def test_amqp_url_credentials_default_to_guest() -> None:
+    """No credentials in the URL means guest/guest, as the clients assume."""
     target = AmqpTarget.parse("amqp://127.0.0.1:55672/")
     assert (target.user, target.password, target.port) == ("guest", "guest", 55672)
 
@@ -80,6 +82,7 @@ def test_export_lines_survive_the_shell() -> None:
 
 
 def test_only_loopback_hosts_get_private_servers() -> None:
+    """A private server may only stand in for an address of this machine."""
     assert is_local_host("127.0.0.1")
     assert is_local_host("::1")
     assert not is_local_host("192.0.2.10")
@@ -128,6 +131,7 @@ def test_amqp_login_refusal_carries_the_reason() -> None:
 
 
 def test_amqp_unknown_vhost_is_refused() -> None:
+    """A vhost the broker does not have fails the check, naming it."""
     broker = ScriptedBroker(START, TUNE, close(530, "NOT_ALLOWED - vhost nope not found"))
     with pytest.raises(amqp.AmqpError, match=r"vhost 'nope'.*530"):
         amqp.login(broker, "guest", "guest", "nope")
@@ -175,3 +179,34 @@ def test_process_identity_includes_its_start_time() -> None:
     assert start is not None
     assert process_alive(os.getpid(), start)
     assert not process_alive(os.getpid(), start + "0")
+
+
+def test_services_stay_stopped_only_while_installing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A temporary policy-rc.d answers 101 during the install and is gone afterwards."""
+    policy = tmp_path / "policy-rc.d"
+    monkeypatch.setattr(packages, "POLICY_RC_D", policy)
+    with packages.services_left_stopped():
+        assert "exit 101" in policy.read_text()
+        assert os.access(policy, os.X_OK)
+    assert not policy.exists()
+
+
+def test_an_existing_policy_rc_d_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A policy the machine already has stays as it is."""
+    policy = tmp_path / "policy-rc.d"
+    policy.write_text("#!/bin/sh\nexit 0\n")
+    monkeypatch.setattr(packages, "POLICY_RC_D", policy)
+    with packages.services_left_stopped():
+        pass
+    assert policy.read_text() == "#!/bin/sh\nexit 0\n"
+
+
+def test_without_root_the_error_names_the_packages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing is installed without root; the message says what to install."""
+    monkeypatch.setattr(packages, "is_root", lambda: False)
+    with pytest.raises(DevenvError, match="apt-get install -y rabbitmq-server"):
+        packages.apt_install(["rabbitmq-server"], "no RabbitMQ server found")
