@@ -101,7 +101,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def check_entry_points(processes: list[layout.Process]) -> None:
+    # Checked up front: behind setpriv a missing program would look like a crash loop.
+    missing = sorted({p.argv[0] for p in processes if not os.access(p.argv[0], os.X_OK)})
+    if missing:
+        raise DevenvError(
+            f"not found: {', '.join(missing)} (is the project installed in VENV_BIN?)"
+        )
+
+
 def run(args: argparse.Namespace, output: Output, processes: list[layout.Process]) -> int:
+    check_entry_points(processes)
     busy = busy_ports(processes)
     if busy:
         raise DevenvError(f"already in use: {', '.join(busy)}; is another `make run` running?")
