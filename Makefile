@@ -15,14 +15,14 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 run: venv
-	bash scripts/run.sh
+	VENV_BIN=$(abspath $(BIN)) bash scripts/run.sh
 
 test: venv
 	bash scripts/k8s_check.sh --no-tests
-	$(BIN)/pytest
+	VENV_BIN=$(abspath $(BIN)) bash scripts/test_env.sh $(BIN)/python -m pytest
 
 bench: venv
-	$(BIN)/python -m bench
+	VENV_BIN=$(abspath $(BIN)) bash scripts/test_env.sh $(BIN)/python -m bench
 
 clean:
 	rm -rf $(VENV) .run
