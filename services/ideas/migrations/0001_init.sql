@@ -158,8 +158,8 @@ CREATE INDEX ideas_search ON ideas.ideas USING gin (workspace_id, search_text gi
 
 CREATE TABLE ideas.idea_tags (
     workspace_id uuid NOT NULL,
-    idea_id      uuid NOT NULL REFERENCES ideas.ideas (id),
-    tag_id       uuid NOT NULL REFERENCES ideas.tags (id),
+    idea_id      uuid NOT NULL,   -- no foreign keys: bulk loads skip per-row checks
+    tag_id       uuid NOT NULL,
     PRIMARY KEY (workspace_id, idea_id, tag_id)
 );
 CREATE INDEX idea_tags_tag ON ideas.idea_tags (workspace_id, tag_id, idea_id);
