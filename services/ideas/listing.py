@@ -22,8 +22,10 @@ from typing import Any
 import aiopg
 
 from libs.common import db
+from libs.common.errors import ValidationFailed
 from libs.common.pagination import decode_cursor, encode_cursor
 
+from . import prepared
 from .bodies import ListIdeasQuery
 from .render import IDEA_JSON
 
@@ -148,10 +150,12 @@ async def list_page(cur: aiopg.Cursor, secret: str, workspace_id: uuid.UUID,
     sc = scope(workspace_id, q)
     keyset = decode_cursor(secret, q.cursor, sc) if q.cursor else None
     if keyset is not None and (len(keyset) != 3 or keyset[0] not in (0, 1)):
-        from libs.common.errors import ValidationFailed
         raise ValidationFailed("cursor is not valid", field="cursor")
     sql, params = page_sql(q, workspace_id, keyset)
-    await cur.execute(sql, params)
+    if q.search:
+        await cur.execute(sql, params)  # the best plan depends on the words
+    else:
+        await prepared.execute(cur, sql, params)
     rows = await cur.fetchall()
     has_more = len(rows) > q.limit
     rows = rows[: q.limit]
@@ -187,6 +191,9 @@ async def status_total(cur: aiopg.Cursor, workspace_id: uuid.UUID, status: str |
     if status is None:
         sql = ("SELECT coalesce(sum(n), 0) FROM ideas.status_counts"
                " WHERE workspace_id = %s AND status <> 'deleted'")
-        return int(await db.fetchval(cur, sql, (workspace_id,)))
-    sql = "SELECT coalesce(sum(n), 0) FROM ideas.status_counts WHERE workspace_id = %s AND status = %s"
-    return int(await db.fetchval(cur, sql, (workspace_id, status)))
+        await prepared.execute(cur, sql, (workspace_id,))
+    else:
+        sql = ("SELECT coalesce(sum(n), 0) FROM ideas.status_counts"
+               " WHERE workspace_id = %s AND status = %s")
+        await prepared.execute(cur, sql, (workspace_id, status))
+    return int((await cur.fetchone())[0])

@@ -16,6 +16,7 @@ import aiopg
 from libs.common import db
 from libs.common.errors import NotFound
 
+from . import prepared
 from .render import DETAIL_JSON, IDEA_JSON
 from .state import next_numbers
 
@@ -82,12 +83,13 @@ async def create_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID, status: str,
 async def get_idea(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID,
                    detail: bool = False) -> str:
     sql = DETAIL_JSON if detail else IDEA_JSON
-    text = await db.fetchval(
+    await prepared.execute(
         cur, f"SELECT ({sql})::text FROM ideas.ideas i WHERE i.workspace_id = %s AND i.id = %s",
         (workspace_id, idea_id))
-    if text is None:
+    row = await cur.fetchone()
+    if row is None:
         raise NotFound("Idea not found")
-    return str(text)
+    return str(row[0])
 
 
 async def lookup_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID,
