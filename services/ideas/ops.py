@@ -56,6 +56,8 @@ async def update(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID,
                                  sets.get("closure_category"), given.get("decisionReason"),
                                  who.key_name)
         await emit(cur, who, "idea.status_changed", idea, previousStatus=row["status"])
+        if given["status"] == "deleted":
+            await emit(cur, who, "idea.deleted", idea)
     if scored:
         await emit(cur, who, "idea.scored", idea)
     await emit(cur, who, "idea.updated", idea)
