@@ -31,13 +31,14 @@ BULK = 100_000
 class Seeder:
     def __init__(self, conn: Any, workspace_id: uuid.UUID, seed: int) -> None:
         self.conn, self.ws = conn, workspace_id
-        # Deterministic per (workspace, seed); ids differ between workspaces.
-        self.rng = random.Random(f"{workspace_id}:{seed}")
+        # The same seed gives the same data in every workspace; ids are mixed with the
+        # workspace id so that two workspaces never share one.
+        self.rng = random.Random(seed)
         self.now = datetime.now(timezone.utc).replace(microsecond=0)
         self.counts: dict[str, int] = {}
 
     def uid(self) -> uuid.UUID:
-        return uuid.UUID(int=self.rng.getrandbits(128), version=4)
+        return uuid.UUID(int=self.rng.getrandbits(128) ^ self.ws.int, version=4)
 
     def copy(self, table: str, columns: str, lines: list[str]) -> None:
         if not lines:
