@@ -51,7 +51,7 @@ SORTS = {
 FILTER_KEYS = ("status", "source", "category", "destination", "roadmapStageId", "since",
                "search", "updated_since", "decided_since", "shipped_since", "product_id",
                "tag_id", "decision_owner", "has_customers", "min_arr")
-COUNT_CAP = 10_000
+COUNT_CAP = 1_000
 COUNT_TTL = 30.0
 _COUNT_CACHE: dict[tuple[Any, ...], tuple[float, int]] = {}
 
@@ -170,6 +170,11 @@ async def list_page(cur: aiopg.Cursor, secret: str, workspace_id: uuid.UUID,
 async def total(cur: aiopg.Cursor, workspace_id: uuid.UUID, q: ListIdeasQuery) -> int:
     if all(getattr(q, k) is None for k in FILTER_KEYS if k != "status"):
         return await status_total(cur, workspace_id, q.status)
+    # A count known to be over the bound is served from the cache while it is fresh.
+    key = (str(workspace_id), tuple(sorted(scope(workspace_id, q)["f"].items(), key=str)))
+    hit = _COUNT_CACHE.get(key)
+    if hit is not None and hit[0] > time.monotonic():
+        return hit[1]
     where, params = filter_sql(q)
     base = " AND ".join(["i.workspace_id = %s", *where])
     n = int(await db.fetchval(
@@ -177,12 +182,10 @@ async def total(cur: aiopg.Cursor, workspace_id: uuid.UUID, q: ListIdeasQuery) -
              f" LIMIT {COUNT_CAP + 1}) s", [workspace_id, *params]))
     if n <= COUNT_CAP:
         return n
-    key = (str(workspace_id), tuple(sorted(scope(workspace_id, q)["f"].items(), key=str)))
-    hit = _COUNT_CACHE.get(key)
-    if hit is not None and hit[0] > time.monotonic():
-        return hit[1]
     n = int(await db.fetchval(cur, f"SELECT count(*) FROM ideas.ideas i WHERE {base}",
                               [workspace_id, *params]))
+    if len(_COUNT_CACHE) > 10_000:
+        _COUNT_CACHE.clear()  # bounded memory; entries are only 30 s worth anyway
     _COUNT_CACHE[key] = (time.monotonic() + COUNT_TTL, n)
     return n
 
