@@ -222,3 +222,14 @@ async def test_concurrent_creates_number_uniquely(api: Api) -> None:
                                 for k in range(10)))
     numbers = sorted(int(r.data["ideaServiceId"].split("-")[1]) for r in rs)
     assert numbers == list(range(1, 11))
+
+
+async def test_total_over_the_count_bound_is_exact(api: Api) -> None:
+    """A filter matching more than the bounded count (1,000) still answers the exact total."""
+    for _ in range(11):
+        await make(api, 100, category="bulk")
+    await make(api, 3, category="other")
+    r = await api.get("/api/v1/ideas", params={"category": "bulk", "limit": 5})
+    assert r.json["pagination"]["total"] == 1100 and len(r.data) == 5
+    r = await api.get("/api/v1/ideas", params={"limit": 1})
+    assert r.json["pagination"]["total"] == 1103
