@@ -16,9 +16,9 @@ CREATE TABLE customers.customers (
     external_id    text,
     crm_company_id text,
     metadata       jsonb,
-    -- Bumped on every change; projections apply a customer's state only when it is newer.
-    version        bigint      NOT NULL DEFAULT 1,
     created_at     timestamptz NOT NULL DEFAULT now(),
+    -- Strictly increasing per customer (each change sets it past the previous value), so a
+    -- projection keeps a customer's state only when an event's updatedAt is newer.
     updated_at     timestamptz,
     -- One lowercase text over the three searchable fields; the newline separator keeps a
     -- substring from matching across two fields (searches are single-line).
