@@ -8,14 +8,14 @@ from libs.common.settings import Settings
 from libs.common.web import (broker_context, create_app, http_context, mount_routes,
                              pg_context, relay_context)
 
-from . import projection, views
+from . import views
 from .contract import ROUTES
 
 
 def create_ideas_app(settings: Settings) -> web.Application:
     app = create_app(settings, "ideas")
     app.cleanup_ctx.append(pg_context())
-    app.cleanup_ctx.append(broker_context(consumers={"ideas": projection.handle}, schema="ideas"))
+    app.cleanup_ctx.append(broker_context(schema="ideas"))
     app.cleanup_ctx.append(relay_context("ideas"))
     app.cleanup_ctx.append(http_context)
     mount_routes(app, ROUTES, views)

@@ -148,3 +148,7 @@ def rebuild(conn: Any, workspace_id: str | None = None) -> dict[str, int]:
                 if i in names:
                     counts[names[i]] = cur.rowcount
     return counts
+
+
+# Picked up by the ideas app (services/ideas/app.py): queue name -> handler.
+CONSUMERS = {"ideas": handle}
