@@ -2,7 +2,7 @@
 
 from libs.common.contract import API, Route
 
-from .models import (CreateCustomerRequest, CustomerLinkResponse, CustomerListResponse,
+from .models import (CreateCustomerRequest, CustomerIdeaListResponse, CustomerLinkResponse, CustomerListResponse,
                      CustomerResponse, LinkCustomerRequest, LinkedCustomerListResponse,
                      ListCustomersQuery, PageQuery, UpdateCustomerRequest)
 
@@ -26,6 +26,7 @@ ROUTES = [
                       "Emits `customer.updated`."),
     Route("GET", f"{C}/{{id}}/ideas", S, "list_customer_ideas", "customers:read",
           "Ideas linked to a customer", tags=("Customers",), query=PageQuery,
+          responses={200: CustomerIdeaListResponse},
           description="Newest link first; deleted ideas are left out."),
     Route("GET", f"{API}/ideas/{{id}}/customers", S, "list_idea_customers", "customers:read",
           "Customers linked to an idea", tags=("Customers",), query=PageQuery,

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from libs.common.pagination import DEFAULT_LIMIT, MAX_LIMIT, Pagination, PaginationWithTotal
 from libs.common.validation import Body, Query
+from services.ideas.models import Idea
 
 # Money is stored as numeric and answered as a JSON number; this bound keeps every value exact
 # as a double on the way out.
@@ -143,3 +144,11 @@ class LinkedCustomerListResponse(BaseModel):
 class CustomerLinkResponse(BaseModel):
     model_config = ConfigDict(extra="forbid")
     data: CustomerLink
+
+
+class CustomerIdeaListResponse(BaseModel):
+    """A customer's linked ideas (the ideas service's Idea bodies)."""
+
+    model_config = ConfigDict(extra="forbid")
+    data: list[Idea]
+    pagination: Pagination
