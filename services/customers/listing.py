@@ -63,10 +63,12 @@ def after(sort: str, order: str, values: list[Any]) -> tuple[str, list[Any]]:
     col = SORT_COLUMNS[sort]
     op = "<" if order == "desc" else ">"
     key, last_id = values
+    if sort != "arr":  # a NOT NULL key: a row comparison the index range scan can use
+        cast = "::timestamptz" if sort == "createdAt" else ""
+        return f"({col}, c.id) {op} (%s{cast}, %s::uuid)", [key, last_id]
     if key is None:  # inside the trailing block of nulls: only the id moves on
         return f"({col} IS NULL AND c.id {op} %s)", [last_id]
-    cast = {"createdAt": "::timestamptz", "arr": "::numeric", "name": ""}[sort]
-    return (f"({col} {op} %s{cast} OR ({col} = %s{cast} AND c.id {op} %s) OR {col} IS NULL)",
+    return (f"({col} {op} %s::numeric OR ({col} = %s::numeric AND c.id {op} %s) OR {col} IS NULL)",
             [key, key, last_id])
 
 
@@ -89,8 +91,11 @@ async def page(cur: aiopg.Cursor, where: Where, q: ListCustomersQuery,
         params.extend(extra)
     col = SORT_COLUMNS[q.sort]
     direction = "DESC" if q.order == "desc" else "ASC"
+    # NULLS LAST only where the key is nullable: on a NOT NULL key it would keep the planner
+    # from reading the (workspace_id, key, id) index backwards for DESC.
+    nulls = " NULLS LAST" if q.sort == "arr" else ""
     sql = (f"SELECT {COLUMNS} FROM customers.customers c WHERE {' AND '.join(conds)}"
-           f" ORDER BY {col} {direction} NULLS LAST, c.id {direction} LIMIT %s")
+           f" ORDER BY {col} {direction}{nulls}, c.id {direction} LIMIT %s")
     return await db.fetchall(cur, sql, params + [q.limit + 1])
 
 
