@@ -164,3 +164,37 @@ class PartSystem(System):
 
     def kill(self, svc: str) -> None:
         self.stop_one(svc, 0, signal.SIGKILL)
+
+
+async def start_part_system(env: dict[str, str],
+                            services: tuple[str, ...] = ("gateway", "webhooks")) -> PartSystem:
+    """A fresh database and a system of `services` with the given settings."""
+    import secrets as _secrets
+
+    from tests.support.processes import create_database
+
+    url = await asyncio.to_thread(create_database)
+    base = {"WEBHOOK_RETRY_SCHEDULE": "0,1,1", "WEBHOOK_TIMEOUT_S": "2"}
+    sys_ = PartSystem(url, f"imstest{_secrets.token_hex(4)}", env_overrides={**base, **env},
+                      services=services)
+    sys_.start()
+    await sys_.wait_ready()
+    return sys_
+
+
+async def stop_part_system(sys_: PartSystem) -> None:
+    from tests.support.processes import delete_queues, drop_database
+
+    codes = sys_.stop()
+    await delete_queues(sys_.amqp_prefix)
+    await asyncio.to_thread(drop_database, sys_.database_url)
+    assert all(c == 0 for cs in codes.values() for c in cs), codes
+
+
+def workspace_api(sys_: System, http: Any, openapi: Any) -> tuple[str, Any]:
+    """A new workspace of `sys_` and an API client with an all-scope key."""
+    from tests.support.api import Api, make_key, make_workspace
+
+    ws = make_workspace(sys_.database_url)
+    key = make_key(sys_.database_url, ws["id"])
+    return ws["id"], Api(http, sys_.base_url, key["key"], openapi)
