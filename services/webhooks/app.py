@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from libs.common.settings import Settings
-from libs.common.web import (PG_POOL, SETTINGS, broker_context, create_app, http_context,
+from libs.common.web import (HTTP, PG_POOL, SETTINGS, broker_context, create_app, http_context,
                              mount_routes, pg_context, relay_context)
 
 from . import views
@@ -38,10 +38,10 @@ async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
 def create_webhooks_app(settings: Settings) -> web.Application:
     app = create_app(settings, "webhooks")
     app.cleanup_ctx.append(pg_context())
-    handler = make_handler(settings.webhook_retry_schedule[0])
+    app.cleanup_ctx.append(http_context)  # before the consumer, which may call the ideas service
+    handler = make_handler(settings.webhook_retry_schedule[0], lambda: app[HTTP], settings)
     app.cleanup_ctx.append(broker_context(consumers={"webhooks": handler}, schema="webhooks"))
     app.cleanup_ctx.append(relay_context("webhooks"))
-    app.cleanup_ctx.append(http_context)
     app.cleanup_ctx.append(dispatcher_context)
     mount_routes(app, ROUTES, views)
     return app
