@@ -29,7 +29,8 @@ async def secure(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Part
     pem = tmp_path_factory.mktemp("ca") / "ca.pem"
     CA.cert_pem.write_to_path(str(pem))
     sys_ = await start_part_system({"WEBHOOK_CA_FILE": str(pem), "WEBHOOK_ALLOW_HTTP": "0",
-                                    "WEBHOOK_DISABLE_AFTER_S": "0"})
+                                    "WEBHOOK_DISABLE_AFTER_S": "0"},
+                                   services=("gateway", "webhooks", "ideas"))
     yield sys_
     await stop_part_system(sys_)
 
@@ -180,3 +181,32 @@ async def test_hook_answering_gone_is_removed(secure: PartSystem, client: Any,
     assert len(tls_receiver.at(path)) == 1
     r = await api.delete(f"/api/v1/automation/webhooks/subscribe/{hook['id']}")
     assert r.status == 404
+
+
+async def test_automation_idea_reaches_hook_with_author(client: Any,
+                                                        tls_receiver: Receiver) -> None:
+    """An idea created through the automation API is POSTed to the hook with its author."""
+    _, api = client
+    path = tls_receiver.new_path()
+    await api.post("/api/v1/automation/webhooks/subscribe", json={"hookUrl": tls_receiver.url(path)})
+    r = await api.post("/api/v1/automation/ideas", json={
+        "title": "Export to CSV", "summary": "From chat", "source": "slack",
+        "authorName": "Grace", "url": "https://chat.example.com/m/1"})
+    assert r.status == 201, r.body
+    (got,) = await tls_receiver.wait(path)
+    body = got.json
+    assert body["id"] == r.json["id"] and body["title"] == "Export to CSV"
+    assert body["authorName"] == "Grace" and body["source"] == "slack"
+    assert body["summary"] == "From chat" and body["url"] == "https://chat.example.com/m/1"
+    assert "createdAt" in body and "category" not in body
+
+
+async def test_main_api_idea_reaches_hook(client: Any, tls_receiver: Receiver) -> None:
+    """An idea created through the main API reaches the hook too."""
+    _, api = client
+    path = tls_receiver.new_path()
+    await api.post("/api/v1/automation/webhooks/subscribe", json={"hookUrl": tls_receiver.url(path)})
+    r = await api.post("/api/v1/ideas", json={"title": "Main API idea", "category": "bug"})
+    (got,) = await tls_receiver.wait(path)
+    assert got.json["id"] == r.data["id"] and got.json["category"] == "bug"
+    assert got.json["authorName"] == ""
