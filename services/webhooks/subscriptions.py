@@ -95,7 +95,14 @@ async def recent_deliveries(cur: aiopg.Cursor, sub_id: uuid.UUID, limit: int = 2
 
 async def delete(cur: aiopg.Cursor, workspace_id: uuid.UUID, sub_id: uuid.UUID,
                  kind: str) -> bool:
-    """Remove a subscription; its deliveries (pending ones included) go with it."""
+    """Remove a subscription; its deliveries (pending ones included) go with it.
+
+    Deliveries first: the dispatcher's writer locks a delivery, then its subscription, and
+    taking them in the same order here keeps the two from deadlocking."""
+    await cur.execute(
+        "DELETE FROM webhooks.deliveries d USING webhooks.subscriptions s"
+        " WHERE d.subscription_id = s.id AND s.workspace_id = %s AND s.id = %s AND s.kind = %s",
+        (workspace_id, sub_id, kind))
     await cur.execute(
         "DELETE FROM webhooks.subscriptions WHERE workspace_id = %s AND id = %s AND kind = %s",
         (workspace_id, sub_id, kind))

@@ -188,7 +188,8 @@ async def stop_part_system(sys_: PartSystem) -> None:
     codes = sys_.stop()
     await delete_queues(sys_.amqp_prefix)
     await asyncio.to_thread(drop_database, sys_.database_url)
-    assert all(c == 0 for cs in codes.values() for c in cs), codes
+    # The webhooks process must stop cleanly on SIGTERM (the shared system checks the others).
+    assert codes.get("webhooks") == [0], codes
 
 
 def workspace_api(sys_: System, http: Any, openapi: Any) -> tuple[str, Any]:
