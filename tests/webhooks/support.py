@@ -1,0 +1,201 @@
+"""Helpers for webhook tests: real receivers (HTTP or HTTPS), event publishing, waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import signal
+import ssl
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import orjson
+import psycopg2
+from aiohttp import web
+
+from libs.common.messaging import event_body
+from tests.support.processes import SERVICES, System, free_port
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    at: float
+
+    @property
+    def json(self) -> Any:
+        return orjson.loads(self.body)
+
+
+@dataclass
+class Receiver:
+    """An aiohttp server that records every request and answers as told, per path."""
+
+    ssl_context: ssl.SSLContext | None = None
+    received: list[Received] = field(default_factory=list)
+    plans: dict[str, list[Any]] = field(default_factory=dict)
+    port: int = 0
+    _runner: web.AppRunner | None = None
+    _arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def start(self) -> Receiver:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                                     shutdown_timeout=0.1)
+        await self._runner.setup()
+        self.port = free_port()
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port, ssl_context=self.ssl_context)
+        await site.start()
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def url(self, path: str | None = None, host: str = "127.0.0.1") -> str:
+        scheme = "https" if self.ssl_context else "http"
+        return f"{scheme}://{host}:{self.port}{path or self.new_path()}"
+
+    @staticmethod
+    def new_path() -> str:
+        return f"/hook/{uuid.uuid4().hex}"
+
+    def answer(self, path: str, *steps: Any) -> None:
+        """Statuses (or "hang") to answer at `path` in turn; the last one repeats."""
+        self.plans[path] = list(steps)
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        self.received.append(Received(request.path, dict(request.headers), body, time.time()))
+        self._arrived.set()
+        plan = self.plans.get(request.path, [200])
+        step = plan.pop(0) if len(plan) > 1 else plan[0]
+        if step == "hang":
+            await asyncio.sleep(3600)
+        if isinstance(step, tuple):  # (status, headers)
+            return web.Response(status=step[0], headers=step[1])
+        return web.Response(status=int(step), text="ok" if step < 300 else "nope")
+
+    def at(self, path: str) -> list[Received]:
+        return [r for r in self.received if r.path == path]
+
+    async def wait(self, path: str, n: int = 1, timeout: float = 15.0) -> list[Received]:
+        deadline = time.monotonic() + timeout
+        while len(self.at(path)) < n:
+            left = deadline - time.monotonic()
+            assert left > 0, f"{path}: {len(self.at(path))} of {n} requests arrived"
+            self._arrived.clear()
+            try:
+                await asyncio.wait_for(self._arrived.wait(), timeout=min(left, 0.5))
+            except asyncio.TimeoutError:
+                pass
+        return self.at(path)
+
+
+def verify(secret: str, r: Received) -> bool:
+    """The documented recipe: HMAC-SHA256 over timestamp + "." + raw body, hex, constant time."""
+    mac = hmac.new(secret.encode(), r.headers["X-Service-Timestamp"].encode() + b"." + r.body,
+                   hashlib.sha256).hexdigest()
+    return hmac.compare_digest(mac, r.headers["X-Service-Signature"])
+
+
+def sample_idea(**over: Any) -> dict[str, Any]:
+    now = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+    idea = {"id": str(uuid.uuid4()), "ideaServiceId": "IDEA-1", "title": "Dark mode",
+            "summary": "Please add a dark theme", "status": "new", "source": "slack",
+            "category": "feature", "url": "https://example.com/t/1", "voteCount": 0,
+            "signalCount": 0, "authorName": "Ada", "createdAt": now}
+    idea.update(over)
+    return idea
+
+
+def publish_events(database_url: str, events: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
+    """Put (type, workspace id, data) events through the outbox, as a service would."""
+    conn = psycopg2.connect(database_url)
+    ids = []
+    try:
+        with conn, conn.cursor() as cur:
+            for event_type, workspace_id, data in events:
+                event_id = uuid.uuid4()
+                cur.execute(
+                    "INSERT INTO webhooks.outbox (event_id, event_type, workspace_id, body)"
+                    " VALUES (%s, %s, %s, %s)",
+                    (str(event_id), event_type, workspace_id,
+                     event_body(event_id, event_type, uuid.UUID(workspace_id), data)))
+                ids.append(str(event_id))
+            cur.execute("NOTIFY webhooks_outbox")
+    finally:
+        conn.close()
+    return ids
+
+
+def publish(database_url: str, event_type: str, workspace_id: str, data: dict[str, Any]) -> str:
+    return publish_events(database_url, [(event_type, workspace_id, data)])[0]
+
+
+class PartSystem(System):
+    """A System running only the named services (the gateway always), for other settings."""
+
+    def __init__(self, *args: Any, services: tuple[str, ...] = ("gateway", "webhooks"),
+                 **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.only = services
+
+    def start(self) -> None:
+        for svc in SERVICES:
+            self.ports[svc] = [free_port()]
+        for svc in self.only:
+            self.start_one(svc, 0)
+
+    async def wait_ready(self, timeout: float = 30.0) -> None:
+        everything = self.ports
+        self.ports = {s: p for s, p in everything.items() if s in self.only}
+        try:
+            await super().wait_ready(timeout)
+        finally:
+            self.ports = everything
+
+    def kill(self, svc: str) -> None:
+        self.stop_one(svc, 0, signal.SIGKILL)
+
+
+async def start_part_system(env: dict[str, str],
+                            services: tuple[str, ...] = ("gateway", "webhooks")) -> PartSystem:
+    """A fresh database and a system of `services` with the given settings."""
+    import secrets as _secrets
+
+    from tests.support.processes import create_database
+
+    url = await asyncio.to_thread(create_database)
+    base = {"WEBHOOK_RETRY_SCHEDULE": "0,1,1", "WEBHOOK_TIMEOUT_S": "2"}
+    sys_ = PartSystem(url, f"imstest{_secrets.token_hex(4)}", env_overrides={**base, **env},
+                      services=services)
+    sys_.start()
+    await sys_.wait_ready()
+    return sys_
+
+
+async def stop_part_system(sys_: PartSystem) -> None:
+    from tests.support.processes import delete_queues, drop_database
+
+    codes = sys_.stop()
+    await delete_queues(sys_.amqp_prefix)
+    await asyncio.to_thread(drop_database, sys_.database_url)
+    # The webhooks process must stop cleanly on SIGTERM (the shared system checks the others).
+    assert codes.get("webhooks") == [0], codes
+
+
+def workspace_api(sys_: System, http: Any, openapi: Any) -> tuple[str, Any]:
+    """A new workspace of `sys_` and an API client with an all-scope key."""
+    from tests.support.api import Api, make_key, make_workspace
+
+    ws = make_workspace(sys_.database_url)
+    key = make_key(sys_.database_url, ws["id"])
+    return ws["id"], Api(http, sys_.base_url, key["key"], openapi)
