@@ -1,0 +1,160 @@
+"""Each report's `data`, assembled from the rows of `reports` (CONTRACT section 8).
+
+Maps keyed by a value (`byStatus`, `bySource`, `byOutcome`, a bucket's `breakdown`) list only the
+keys that occur; lists over the status enumeration (funnel, revenue by status) list every status
+but `deleted`, in lifecycle order, zeros included. A missing key value is named `none`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+import aiopg
+
+from . import reports
+from .periods import Period, Range, buckets
+
+STATUSES = ("captured", "new", "under_review", "planned", "in_progress", "shipped", "rejected",
+            "archived", "duplicate")
+NONE_KEY = "none"
+TOP_IDEAS = 20
+
+
+def num(value: Decimal | float | int | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def money(value: Decimal | float | int | None) -> float:
+    return 0.0 if value is None else float(value)
+
+
+def _key(value: Any) -> str:
+    return NONE_KEY if value is None else str(value)
+
+
+async def summary(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
+    rows = await reports.summary_ideas(cur, ws)
+    total = next((r for r in rows if r["g_status"] and r["g_source"] and r["g_category"]), None)
+    by_status = {r["status"]: r["n"] for r in rows if not r["g_status"]}
+    by_source = {r["source"]: r["n"] for r in rows if not r["g_source"]}
+    cats = sorted(((r["category"], r["n"]) for r in rows
+                   if not r["g_category"] and r["category"] is not None),
+                  key=lambda c: (-c[1], c[0]))
+    c = await reports.summary_customers(cur, ws)
+    t: dict[str, Any] = total or {}
+    return {
+        "ideas": {"total": t.get("n", 0), "active": t.get("active", 0),
+                  "thisMonth": t.get("this_month", 0)},
+        "byStatus": by_status,
+        "bySource": by_source,
+        "categories": [{"category": name, "count": n} for name, n in cats],
+        "rice": {"averageReach": num(t.get("reach")), "averageImpact": num(t.get("impact")),
+                 "averageConfidence": num(t.get("confidence")),
+                 "averageEffort": num(t.get("effort")), "averageScore": num(t.get("score")),
+                 "scoredCount": t.get("scored", 0)},
+        "customers": {"total": c["total"], "linked": c["linked"]},
+        "revenue": {"totalARR": money(c["total_arr"]), "totalMRR": money(c["total_mrr"]),
+                    "linkedARR": money(c["linked_arr"])},
+    }
+
+
+async def ideas_over_time(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period,
+                          group_by: str | None) -> dict[str, Any]:
+    rows = await reports.ideas_over_time(cur, ws, rng, period, group_by)
+    out = [{"start": day, "count": 0, **({"breakdown": {}} if group_by else {})}
+           for day in buckets(rng, period)]
+    index = {b["start"]: b for b in out}
+    for r in rows:
+        bucket = index[r["bucket"]]
+        bucket["count"] += r["n"]
+        if group_by:
+            bucket["breakdown"][_key(r["key"])] = r["n"]
+    return {"period": period, "groupBy": group_by, "start": rng.start, "end": rng.end,
+            "buckets": out}
+
+
+async def decisions(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period) -> dict[str, Any]:
+    outcomes = await reports.decision_outcomes(cur, ws, rng)
+    total = next((r for r in outcomes if r["g"]), None)
+    owners = await reports.decision_owners(cur, ws, rng)
+    over = {r["bucket"]: r["n"] for r in await reports.decisions_over_time(cur, ws, rng, period)}
+    return {
+        "summary": {"total": total["n"] if total else 0,
+                    "averageDaysToDecision": num(total["days"]) if total else None,
+                    "byOutcome": {_key(r["closure_category"]): r["n"]
+                                  for r in outcomes if not r["g"]}},
+        "byOwner": [{"owner": r["owner"], "name": r["name"], "total": r["total"],
+                     "overdue": r["overdue"], "averageDaysToDecision": num(r["days"])}
+                    for r in owners],
+        "overTime": [{"start": day, "count": over.get(day, 0)} for day in buckets(rng, period)],
+    }
+
+
+async def funnel(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range) -> dict[str, Any]:
+    rows = await reports.funnel(cur, ws, rng)
+    per = {r["status"]: r for r in rows if not r["g"]}
+    total: dict[str, Any] = next((r for r in rows if r["g"]), None) or {}
+    return {
+        "stages": [{"status": s, "count": per[s]["n"] if s in per else 0,
+                    "totalARR": money(per[s]["arr"]) if s in per else 0.0,
+                    "averageRiceScore": num(per[s]["rice"]) if s in per else None}
+                   for s in STATUSES],
+        "averageDays": {"capturedToDecided": num(total.get("to_decided")),
+                        "capturedToShipped": num(total.get("to_shipped")),
+                        "decidedToShipped": num(total.get("decided_to_shipped"))},
+    }
+
+
+async def signals(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period) -> dict[str, Any]:
+    rows = await reports.signals(cur, ws, rng, period)
+    over = {r["bucket"]: r for r in rows if r["g_platform"] and r["g_sentiment"]}
+    platforms = sorted((r for r in rows if not r["g_platform"]),
+                       key=lambda r: (-r["n"], r["platform"]))
+    sentiments = sorted((r for r in rows if not r["g_sentiment"]),
+                        key=lambda r: (-r["n"], r["sentiment"] is None, r["sentiment"] or ""))
+    return {
+        "overTime": [{"start": day, "count": over[day]["n"] if day in over else 0,
+                      "averageSentiment": num(over[day]["sentiment_avg"]) if day in over else None}
+                     for day in buckets(rng, period)],
+        "byPlatform": [{"platform": r["platform"], "signals": r["n"], "uniqueIdeas": r["ideas"]}
+                       for r in platforms],
+        "bySentiment": [{"sentiment": r["sentiment"], "count": r["n"]} for r in sentiments],
+    }
+
+
+async def roadmap(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
+    stages = await reports.roadmap_stages(cur, ws)
+    counts = await reports.roadmap_counts(cur, ws, datetime.now(timezone.utc))
+    return {
+        "stages": [{"id": str(r["id"]), "name": r["name"], "ideaCount": r["n"],
+                    "totalARR": money(r["arr"]), "averageRiceScore": num(r["rice"])}
+                   for r in stages],
+        "velocity": {"shippedLast30Days": counts["shipped30"],
+                     "shippedLast90Days": counts["shipped90"]},
+        "unstagedCount": counts["unstaged"],
+    }
+
+
+async def revenue_impact(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
+    per = {r["status"]: r for r in await reports.revenue_by_status(cur, ws)}
+    top = await reports.revenue_top_ideas(cur, ws, TOP_IDEAS)
+    return {
+        "byStatus": [{"status": s, "ideaCount": per[s]["n"] if s in per else 0,
+                      "totalARR": money(per[s]["arr"]) if s in per else 0.0} for s in STATUSES],
+        "topIdeas": [{"id": str(r["id"]), "ideaServiceId": f"IDEA-{r['number']}",
+                      "title": r["title"], "status": r["status"],
+                      "totalCustomerARR": money(r["arr"]), "customerCount": r["customer_count"]}
+                     for r in top],
+    }
+
+
+async def categories(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range) -> list[dict[str, Any]]:
+    return [{"category": r["category"], "ideaCount": r["n"], "voteCount": int(r["votes"]),
+             "signalCount": int(r["signals"]), "averageRiceScore": num(r["rice"]),
+             "totalARR": money(r["arr"]), "decidedCount": r["decided"],
+             "shippedCount": r["shipped"], "averageDaysToDecision": num(r["days"]),
+             "uniqueSourceCount": r["sources"]}
+            for r in await reports.categories(cur, ws, rng)]
