@@ -190,7 +190,8 @@ async def test_exports_cap_at_ten_thousand_records(api: Api, ws: Workspace, syst
                               now() - n * interval '1 second'
                          FROM generate_series(1, 10005) n""", (ws.id,))
     conn.close()
-    body = (await api.get(f"{E}/ideas")).json
+    # 10,000 records are checked here by count and order; the shape checks run on small exports.
+    body = (await api.get(f"{E}/ideas", check=False)).json
     assert len(body) == 10_000 and body[0]["title"] == "Idea 1"
     got = rows(await api.get(f"{E}/ideas", params={"format": "csv", "limit": 10000}))
     assert len(got) == 10_000 and got[-1]["title"] == "Idea 10000"
