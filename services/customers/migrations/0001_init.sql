@@ -16,9 +16,9 @@ CREATE TABLE customers.customers (
     external_id    text,
     crm_company_id text,
     metadata       jsonb,
-    -- Bumped on every change; projections apply a customer's state only when it is newer.
-    version        bigint      NOT NULL DEFAULT 1,
     created_at     timestamptz NOT NULL DEFAULT now(),
+    -- Strictly increasing per customer (each change sets it past the previous value), so a
+    -- projection keeps a customer's state only when an event's updatedAt is newer.
     updated_at     timestamptz,
     -- One lowercase text over the three searchable fields; the newline separator keeps a
     -- substring from matching across two fields (searches are single-line).
@@ -28,7 +28,9 @@ CREATE TABLE customers.customers (
 CREATE UNIQUE INDEX customers_external_id ON customers.customers (workspace_id, external_id)
     WHERE external_id IS NOT NULL;
 CREATE INDEX customers_created ON customers.customers (workspace_id, created_at, id);
-CREATE INDEX customers_arr ON customers.customers (workspace_id, arr, id);
+-- arr is nullable: one index per order keeps NULLS LAST an index order in both.
+CREATE INDEX customers_arr_asc ON customers.customers (workspace_id, arr ASC NULLS LAST, id ASC);
+CREATE INDEX customers_arr_desc ON customers.customers (workspace_id, arr DESC NULLS LAST, id DESC);
 CREATE INDEX customers_name ON customers.customers (workspace_id, name, id);
 CREATE INDEX customers_search ON customers.customers
     USING gin (workspace_id, search_text gin_trgm_ops);

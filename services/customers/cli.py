@@ -1,0 +1,41 @@
+"""`ideasctl` commands of the customers area: rebuild the ideas service's customer projection.
+
+`ideasctl customers rebuild-projection [--workspace ID]` recomputes, from the customers
+service's tables, the ideas service's copy of customer ARR and links and every idea's
+`totalCustomerARR` and customer count. For repair (a lost queue, a restored backup); running it
+while events flow is safe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from typing import Any
+
+import psycopg2
+
+from libs.common.settings import Settings
+from services.ctl.admin import AdminError
+from services.ideas.projection import rebuild
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("customers", help="customers").add_subparsers(dest="action", required=True)
+    r = p.add_parser("rebuild-projection",
+                     help="recompute ideas' customer ARR and counts from the customers tables")
+    r.add_argument("--workspace", help="only this workspace (default: all)")
+
+
+def run(args: argparse.Namespace, settings: Settings) -> dict[str, Any] | None:
+    if args.command != "customers" or args.action != "rebuild-projection":
+        return None
+    try:
+        workspace = str(uuid.UUID(args.workspace)) if args.workspace else None
+    except ValueError as err:
+        raise AdminError("--workspace must be a workspace id (UUID)") from err
+    conn = psycopg2.connect(settings.database_url, options="-c timezone=UTC")
+    try:
+        counts = rebuild(conn, workspace)
+    finally:
+        conn.close()
+    return {"rebuilt": True, "workspaceId": workspace, **counts}
