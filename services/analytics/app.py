@@ -14,7 +14,7 @@ import aiopg
 from aiohttp import web
 
 from libs.common.settings import Settings
-from libs.common.web import PG_POOL, PROCESS, SETTINGS, create_app, mount_routes
+from libs.common.web import PG_POOL, PROCESS, SETTINGS, create_app, http_context, mount_routes
 
 from . import views
 from .contract import ROUTES
@@ -39,5 +39,6 @@ async def readonly_pg(app: web.Application) -> AsyncIterator[None]:
 def create_analytics_app(settings: Settings) -> web.Application:
     app = create_app(settings, "analytics")
     app.cleanup_ctx.append(readonly_pg)
+    app.cleanup_ctx.append(http_context)  # to let the ideas service create default stages
     mount_routes(app, ROUTES, views)
     return app

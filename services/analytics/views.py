@@ -10,11 +10,12 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import aiohttp
 import aiopg
 from aiohttp import web
 
 from libs.common.validation import parse_query
-from libs.common.web import PG_POOL, caller, data_response
+from libs.common.web import HTTP, PG_POOL, SETTINGS, caller, data_response
 
 from . import assemble, exports
 from .models import (DatedExportQuery, DecisionsQuery, ExportQuery, IdeasExportQuery,
@@ -72,7 +73,26 @@ async def analytics_signals(request: web.Request) -> web.Response:
 async def analytics_roadmap(request: web.Request) -> web.Response:
     parse_query(request, NoQuery)
     ws = caller(request).workspace_id
-    return await _report(request, lambda cur: assemble.roadmap(cur, ws))
+    async with snapshot(request) as cur:
+        data = await assemble.roadmap(cur, ws)
+    if not data["stages"]:
+        # The ideas service makes a workspace's default stages on its first request to it;
+        # ask it (a read) so that the report shows them as GET /roadmap/stages would.
+        await _touch_ideas(request)
+        async with snapshot(request) as cur:
+            data = await assemble.roadmap(cur, ws)
+    return data_response(data)
+
+
+async def _touch_ideas(request: web.Request) -> None:
+    s = request.app[SETTINGS]
+    url = s.ideas_urls[0] + "/api/v1/roadmap/stages"
+    try:
+        async with request.app[HTTP].get(url, headers=caller(request).headers(s.internal_token),
+                                         timeout=aiohttp.ClientTimeout(total=5)) as r:
+            await r.read()
+    except (aiohttp.ClientError, TimeoutError):
+        pass  # the report still answers, without stages
 
 
 async def analytics_revenue_impact(request: web.Request) -> web.Response:

@@ -159,3 +159,12 @@ def test_the_analytics_role_can_read_and_nothing_else(system: System) -> None:
             assert cur.fetchone() == (False,)
     finally:
         conn.close()
+
+
+async def test_a_new_workspace_shows_its_three_default_stages(api: Api) -> None:
+    """Now, Next and Later exist from the start, empty."""
+    r = await api.get(f"{A}/roadmap")
+    assert [(s["name"], s["ideaCount"], s["totalARR"]) for s in r.data["stages"]] == [
+        ("Now", 0, 0), ("Next", 0, 0), ("Later", 0, 0)]
+    stages = (await api.get("/api/v1/roadmap/stages")).data
+    assert [s["id"] for s in stages] == [s["id"] for s in r.data["stages"]]
