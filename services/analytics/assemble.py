@@ -19,6 +19,7 @@ from .periods import Period, Range, buckets
 
 STATUSES = ("captured", "new", "under_review", "planned", "in_progress", "shipped", "rejected",
             "archived", "duplicate")
+CLOSED = frozenset({"shipped", "rejected", "archived", "duplicate"})
 NONE_KEY = "none"
 TOP_IDEAS = 20
 
@@ -35,26 +36,39 @@ def _key(value: Any) -> str:
     return NONE_KEY if value is None else str(value)
 
 
+def _avg(total: Any, n: int) -> float | None:
+    return float(total) / n if n else None
+
+
+def _fold(rows: list[dict[str, Any]], key: str) -> dict[Any, int]:
+    out: dict[Any, int] = {}
+    for r in rows:
+        out[r[key]] = out.get(r[key], 0) + r["n"]
+    return out
+
+
 async def summary(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
     rows = await reports.summary_ideas(cur, ws)
-    total = next((r for r in rows if r["g_status"] and r["g_source"] and r["g_category"]), None)
-    by_status = {r["status"]: r["n"] for r in rows if not r["g_status"]}
-    by_source = {r["source"]: r["n"] for r in rows if not r["g_source"]}
-    cats = sorted(((r["category"], r["n"]) for r in rows
-                   if not r["g_category"] and r["category"] is not None),
+    sums = {k: sum(r[k] or 0 for r in rows) for k in (
+        "n", "this_month", "reach", "reach_n", "impact", "impact_n", "confidence",
+        "confidence_n", "effort", "effort_n", "score", "score_n")}
+    by_status = _fold(rows, "status")
+    cats = sorted(((c, n) for c, n in _fold(rows, "category").items() if c is not None),
                   key=lambda c: (-c[1], c[0]))
     c = await reports.summary_customers(cur, ws)
-    t: dict[str, Any] = total or {}
     return {
-        "ideas": {"total": t.get("n", 0), "active": t.get("active", 0),
-                  "thisMonth": t.get("this_month", 0)},
+        "ideas": {"total": sums["n"],
+                  "active": sum(n for s, n in by_status.items() if s not in CLOSED),
+                  "thisMonth": sums["this_month"]},
         "byStatus": by_status,
-        "bySource": by_source,
+        "bySource": _fold(rows, "source"),
         "categories": [{"category": name, "count": n} for name, n in cats],
-        "rice": {"averageReach": num(t.get("reach")), "averageImpact": num(t.get("impact")),
-                 "averageConfidence": num(t.get("confidence")),
-                 "averageEffort": num(t.get("effort")), "averageScore": num(t.get("score")),
-                 "scoredCount": t.get("scored", 0)},
+        "rice": {"averageReach": _avg(sums["reach"], sums["reach_n"]),
+                 "averageImpact": _avg(sums["impact"], sums["impact_n"]),
+                 "averageConfidence": _avg(sums["confidence"], sums["confidence_n"]),
+                 "averageEffort": _avg(sums["effort"], sums["effort_n"]),
+                 "averageScore": _avg(sums["score"], sums["score_n"]),
+                 "scoredCount": sums["score_n"]},
         "customers": {"total": c["total"], "linked": c["linked"]},
         "revenue": {"totalARR": money(c["total_arr"]), "totalMRR": money(c["total_mrr"]),
                     "linkedARR": money(c["linked_arr"])},

@@ -39,18 +39,17 @@ def _bucket(column: str, period: Period) -> str:
 
 
 async def summary_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID) -> list[Row]:
-    """One pass: the totals row (all grouping flags set) and one row per status, source, category."""
+    """Sums per (status, source, category), folded by the caller: one parallel-friendly pass."""
     return await fetchall(cur, f"""
-        SELECT GROUPING(status) AS g_status, GROUPING(source) AS g_source,
-               GROUPING(category) AS g_category, status, source, category,
-               count(*) AS n,
-               count(*) FILTER (WHERE status NOT IN {CLOSED}) AS active,
+        SELECT status, source, category, count(*) AS n,
                count(*) FILTER (WHERE created_at >= date_trunc('month', now())) AS this_month,
-               avg(rice_reach) AS reach, avg(rice_impact) AS impact,
-               avg(rice_confidence) AS confidence, avg(rice_effort) AS effort,
-               avg(rice_score) AS score, count(rice_score) AS scored
+               sum(rice_reach) AS reach, count(rice_reach) AS reach_n,
+               sum(rice_impact) AS impact, count(rice_impact) AS impact_n,
+               sum(rice_confidence) AS confidence, count(rice_confidence) AS confidence_n,
+               sum(rice_effort) AS effort, count(rice_effort) AS effort_n,
+               sum(rice_score) AS score, count(rice_score) AS score_n
           FROM ideas.ideas WHERE {LIVE}
-         GROUP BY GROUPING SETS ((status), (source), (category), ())""", _args(workspace_id))
+         GROUP BY status, source, category""", _args(workspace_id))
 
 
 async def summary_customers(cur: aiopg.Cursor, workspace_id: uuid.UUID) -> Row:
