@@ -108,17 +108,21 @@ async def decisions(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period
 
 
 async def funnel(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range) -> dict[str, Any]:
-    rows = await reports.funnel(cur, ws, rng)
-    per = {r["status"]: r for r in rows if not r["g"]}
-    total: dict[str, Any] = next((r for r in rows if r["g"]), None) or {}
+    per = {r["status"]: r for r in await reports.funnel(cur, ws, rng)}
+
+    def days(key: str) -> float | None:
+        return _avg(sum(r[key] or 0 for r in per.values()),
+                    sum(r[key + "_n"] for r in per.values()))
+
     return {
         "stages": [{"status": s, "count": per[s]["n"] if s in per else 0,
                     "totalARR": money(per[s]["arr"]) if s in per else 0.0,
-                    "averageRiceScore": num(per[s]["rice"]) if s in per else None}
+                    "averageRiceScore": _avg(per[s]["rice"], per[s]["rice_n"]) if s in per
+                    else None}
                    for s in STATUSES],
-        "averageDays": {"capturedToDecided": num(total.get("to_decided")),
-                        "capturedToShipped": num(total.get("to_shipped")),
-                        "decidedToShipped": num(total.get("decided_to_shipped"))},
+        "averageDays": {"capturedToDecided": days("to_decided"),
+                        "capturedToShipped": days("to_shipped"),
+                        "decidedToShipped": days("decided_to_shipped")},
     }
 
 
@@ -166,9 +170,17 @@ async def revenue_impact(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
 
 
 async def categories(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range) -> list[dict[str, Any]]:
-    return [{"category": r["category"], "ideaCount": r["n"], "voteCount": int(r["votes"]),
-             "signalCount": int(r["signals"]), "averageRiceScore": num(r["rice"]),
-             "totalARR": money(r["arr"]), "decidedCount": r["decided"],
-             "shippedCount": r["shipped"], "averageDaysToDecision": num(r["days"]),
-             "uniqueSourceCount": r["sources"]}
-            for r in await reports.categories(cur, ws, rng)]
+    keys = ("n", "votes", "signals", "rice", "rice_n", "arr", "decided", "shipped", "days")
+    per: dict[str, dict[str, Any]] = {}
+    for r in await reports.categories(cur, ws, rng):
+        c = per.setdefault(r["category"], dict.fromkeys(keys, 0) | {"sources": 0})
+        for k in keys:
+            c[k] += r[k] or 0
+        c["sources"] += 1
+    ordered = sorted(per.items(), key=lambda kv: (-kv[1]["n"], kv[0]))
+    return [{"category": name, "ideaCount": c["n"], "voteCount": int(c["votes"]),
+             "signalCount": int(c["signals"]), "averageRiceScore": _avg(c["rice"], c["rice_n"]),
+             "totalARR": money(c["arr"]), "decidedCount": c["decided"],
+             "shippedCount": c["shipped"], "averageDaysToDecision": _avg(c["days"], c["decided"]),
+             "uniqueSourceCount": c["sources"]}
+            for name, c in ordered]

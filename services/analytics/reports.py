@@ -115,16 +115,18 @@ async def decisions_over_time(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: R
 
 
 async def funnel(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range) -> list[Row]:
-    """Per status, and the totals row (`g` = 1) carrying the average days between stages."""
+    """Per status: counts, sums and the sums behind the average days (folded by the caller)."""
     return await fetchall(cur, f"""
-        SELECT GROUPING(status) AS g, status, count(*) AS n,
-               coalesce(sum(total_customer_arr), 0) AS arr, avg(rice_score) AS rice,
-               avg({DAYS_TO_DECISION}) AS to_decided,
-               avg(extract(epoch FROM shipped_at - created_at) / 86400.0) AS to_shipped,
-               avg(extract(epoch FROM shipped_at - decided_at) / 86400.0) AS decided_to_shipped
+        SELECT status, count(*) AS n, coalesce(sum(total_customer_arr), 0) AS arr,
+               sum(rice_score) AS rice, count(rice_score) AS rice_n,
+               sum({DAYS_TO_DECISION}) AS to_decided, count(decided_at) AS to_decided_n,
+               sum(extract(epoch FROM shipped_at - created_at) / 86400.0) AS to_shipped,
+               count(shipped_at) AS to_shipped_n,
+               sum(extract(epoch FROM shipped_at - decided_at) / 86400.0) AS decided_to_shipped,
+               count(shipped_at - decided_at) AS decided_to_shipped_n
           FROM ideas.ideas
          WHERE {LIVE} AND created_at >= %(start)s AND created_at <= %(end)s
-         GROUP BY ROLLUP (status)""", _args(workspace_id, rng))
+         GROUP BY status""", _args(workspace_id, rng))
 
 
 async def signals(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range,
@@ -188,14 +190,14 @@ async def revenue_top_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID, limit: i
 
 
 async def categories(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range) -> list[Row]:
+    """Sums per (category, source); the caller folds them per category (sources = groups)."""
     return await fetchall(cur, f"""
-        SELECT category, count(*) AS n, coalesce(sum(vote_count), 0) AS votes,
-               coalesce(sum(signal_count), 0) AS signals, avg(rice_score) AS rice,
-               coalesce(sum(total_customer_arr), 0) AS arr, count(decided_at) AS decided,
-               count(shipped_at) AS shipped, avg({DAYS_TO_DECISION}) AS days,
-               count(DISTINCT source) AS sources
+        SELECT category, source, count(*) AS n, coalesce(sum(vote_count), 0) AS votes,
+               coalesce(sum(signal_count), 0) AS signals, sum(rice_score) AS rice,
+               count(rice_score) AS rice_n, coalesce(sum(total_customer_arr), 0) AS arr,
+               count(decided_at) AS decided, count(shipped_at) AS shipped,
+               sum({DAYS_TO_DECISION}) AS days
           FROM ideas.ideas
          WHERE {LIVE} AND category IS NOT NULL
            AND created_at >= %(start)s AND created_at <= %(end)s
-         GROUP BY category
-         ORDER BY n DESC, category""", _args(workspace_id, rng))
+         GROUP BY category, source""", _args(workspace_id, rng))
