@@ -7,6 +7,7 @@ that works on a laptop (CONTRACT section 1).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -78,10 +79,18 @@ def _schedule(env: dict[str, str]) -> tuple[float, ...]:
     return values
 
 
+def _role(raw: str) -> str:
+    # It becomes a connection option: a plain identifier only (empty disables it).
+    if raw and not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", raw):
+        raise SettingsError(f"ANALYTICS_DB_ROLE must be a plain role name, got {raw!r}")
+    return raw
+
+
 @dataclass(frozen=True)
 class Settings:
     database_url: str = "postgresql://postgres@127.0.0.1:5432/ideas"
     analytics_database_url: str = ""
+    analytics_db_role: str = "ims_analytics"
     amqp_url: str = "amqp://guest:guest@127.0.0.1:5672/"
     amqp_prefix: str = "ims"
     gateway_host: str = "127.0.0.1"
@@ -136,6 +145,7 @@ class Settings:
         return cls(
             database_url=e.get("DATABASE_URL") or cls.database_url,
             analytics_database_url=e.get("ANALYTICS_DATABASE_URL", ""),
+            analytics_db_role=_role(e.get("ANALYTICS_DB_ROLE", "ims_analytics").strip()),
             amqp_url=e.get("AMQP_URL") or cls.amqp_url,
             amqp_prefix=e.get("AMQP_PREFIX") or cls.amqp_prefix,
             gateway_host=e.get("GATEWAY_HOST") or cls.gateway_host,

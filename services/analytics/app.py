@@ -1,18 +1,44 @@
-"""The analytics service application: reports and exports over the others' tables, read-only."""
+"""The analytics service application: reports and exports over the others' tables, read-only.
+
+Its connections are read-only twice over: every transaction defaults to read only, and each
+session runs as the role `ANALYTICS_DB_ROLE` (default `ims_analytics`, created by the analytics
+migration with SELECT on the ideas and customers schemas and nothing else). In production
+`ANALYTICS_DATABASE_URL` points at a replica.
+"""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
+import aiopg
 from aiohttp import web
 
 from libs.common.settings import Settings
-from libs.common.web import create_app, mount_routes, pg_context
+from libs.common.web import PG_POOL, PROCESS, SETTINGS, create_app, http_context, mount_routes
 
 from . import views
 from .contract import ROUTES
 
 
+async def readonly_pg(app: web.Application) -> AsyncIterator[None]:
+    s = app[SETTINGS]
+    options = "-c timezone=UTC -c default_transaction_read_only=on"
+    if s.analytics_db_role:
+        # Set at connection start, so no statement of the process ever runs as the login user.
+        options += f" -c role={s.analytics_db_role}"
+    pool = await aiopg.create_pool(
+        s.analytics_database_url or s.database_url, minsize=s.db_pool_min, maxsize=s.db_pool_max,
+        timeout=30.0, pool_recycle=300.0, options=options,
+        application_name=f"ims-{app[PROCESS]}")
+    app[PG_POOL] = pool
+    yield
+    pool.close()
+    await pool.wait_closed()
+
+
 def create_analytics_app(settings: Settings) -> web.Application:
     app = create_app(settings, "analytics")
-    app.cleanup_ctx.append(pg_context(settings.analytics_database_url or None, read_only=True))
+    app.cleanup_ctx.append(readonly_pg)
+    app.cleanup_ctx.append(http_context)  # to let the ideas service create default stages
     mount_routes(app, ROUTES, views)
     return app

@@ -1,30 +1,67 @@
 """The analytics service's public routes: reports and exports (plan-gated)."""
 
+from typing import Any
+
 from libs.common.contract import API, Route
+
+from . import export_models as em
+from . import models as m
 
 S = "analytics"
 A = f"{API}/analytics"
 E = f"{API}/export"
 
+REPORTS: tuple[tuple[str, str, type, Any, str], ...] = (
+    ("summary", "Idea, RICE, customer and revenue summary", m.NoQuery, m.AnalyticsSummary,
+     "All time."),
+    ("ideas-over-time", "Ideas over time", m.IdeasOverTimeQuery, m.IdeasOverTime,
+     "Ideas by `createdAt` in zero-filled buckets (UTC, weeks from Monday), oldest first."),
+    ("decisions", "Decisions: outcomes, owners, overdue, over time", m.DecisionsQuery,
+     m.AnalyticsDecisions, "Decisions by the idea's `decidedAt`; `overdue` counts ideas of the "
+     "owner past their `decisionDeadline` and not decided, today."),
+    ("funnel", "Ideas per status with ARR and RICE; average days between stages",
+     m.RangeQuery, m.AnalyticsFunnel, "Ideas created in the range, every status but deleted."),
+    ("signals", "Signal volume, sentiment and platforms", m.SignalsQuery, m.AnalyticsSignals,
+     "Signals by `detectedAt`."),
+    ("roadmap", "Ideas per roadmap stage and shipping velocity", m.NoQuery, m.AnalyticsRoadmap,
+     "All time."),
+    ("revenue-impact", "ARR by status and the top 20 ideas by ARR", m.NoQuery,
+     m.AnalyticsRevenueImpact, "All time."),
+    ("categories", "Per-category metrics", m.RangeQuery, list[m.CategoryStats],
+     "Ideas with a category created in the range, most ideas first."),
+)
+RANGE_NOTE = (" `start` defaults to 90 days before `end`, `end` to now; `start` after `end` or a "
+              "range over 2 years is a validation error.")
+
+
+def _report(name: str, summary: str, query: type, data: Any, note: str) -> Route:
+    op = f"analytics_{name.replace('-', '_')}"
+    model_name = "Analytics" + "".join(p.title() for p in name.split("-")) + "Response"
+    dated = "start" in query.model_fields
+    return Route("GET", f"{A}/{name}", S, op, "analytics:read", summary, query=query,
+                 responses={200: m.envelope(model_name, data)}, plan_gated=True,
+                 tags=("Analytics",), description=note + (RANGE_NOTE if dated else ""))
+
+
+def _export(kind: str, scope: str, query: type, record: type, note: str) -> Route:
+    # JSON: a bare array; CSV: the same records, flat, with a header row. Both stream.
+    responses: dict[Any, Any] = {200: list[record], "200": "csv"}
+    return Route("GET", f"{E}/{kind}", S, f"export_{kind}", scope,
+                 f"Export {kind} (CSV or JSON)", query=query, responses=responses,
+                 plan_gated=True, export=True, tags=("Export",),
+                 description=note + " At most 10,000 records (`limit`, default 10000). "
+                 "Counts in the export window: 10 per hour per workspace, all kinds together. "
+                 "CSV cells starting with =, +, -, @, tab or carriage return get a leading '.")
+
+
 ROUTES = [
-    *(Route("GET", f"{A}/{name}", S, f"analytics_{name.replace('-', '_')}", "analytics:read",
-            summary, plan_gated=True, tags=("Analytics",))
-      for name, summary in (
-          ("summary", "Idea, RICE, customer and revenue summary"),
-          ("ideas-over-time", "Ideas over time"),
-          ("decisions", "Decisions: outcomes, owners, overdue, over time"),
-          ("funnel", "Ideas per status with ARR and RICE; average days between stages"),
-          ("signals", "Signal volume, sentiment and platforms"),
-          ("roadmap", "Ideas per roadmap stage and shipping velocity"),
-          ("revenue-impact", "ARR by status and the top 20 ideas by ARR"),
-          ("categories", "Per-category metrics"),
-      )),
-    Route("GET", f"{E}/ideas", S, "export_ideas", "ideas:read", "Export ideas (CSV or JSON)",
-          plan_gated=True, export=True, tags=("Export",)),
-    Route("GET", f"{E}/customers", S, "export_customers", "customers:read",
-          "Export customers (CSV or JSON)", plan_gated=True, export=True, tags=("Export",)),
-    Route("GET", f"{E}/decisions", S, "export_decisions", "ideas:read",
-          "Export decided ideas (CSV or JSON)", plan_gated=True, export=True, tags=("Export",)),
-    Route("GET", f"{E}/signals", S, "export_signals", "ideas:read",
-          "Export signals (CSV or JSON)", plan_gated=True, export=True, tags=("Export",)),
+    *(_report(*r) for r in REPORTS),
+    _export("ideas", "ideas:read", m.IdeasExportQuery, em.IdeaExportRecord,
+            "Ideas newest first, deleted ones only with `status=deleted`."),
+    _export("customers", "customers:read", m.ExportQuery, em.CustomerExportRecord,
+            "Customers newest first."),
+    _export("decisions", "ideas:read", m.DatedExportQuery, em.DecisionExportRecord,
+            "Decided ideas by `decidedAt`, newest first."),
+    _export("signals", "ideas:read", m.SignalsExportQuery, em.SignalExportRecord,
+            "Signals by `detectedAt`, newest first, with their idea."),
 ]
