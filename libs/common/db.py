@@ -45,7 +45,13 @@ async def transaction(pool: aiopg.Pool) -> AsyncIterator[aiopg.Cursor]:
             try:
                 yield cur
             except BaseException:
-                await cur.execute("ROLLBACK")
+                # A failed rollback (the query was cancelled and aiopg closed the cursor) must not
+                # replace the original error: a swallowed CancelledError would keep a task alive
+                # through shutdown.
+                try:
+                    await cur.execute("ROLLBACK")
+                except Exception:
+                    conn.close()  # in an unknown state: the pool drops a closed connection
                 raise
             else:
                 await cur.execute("COMMIT")

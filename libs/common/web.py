@@ -202,7 +202,11 @@ def pg_context(dsn: str | None = None, read_only: bool = False) -> Callable[[web
         app[PG_POOL] = pool
         yield
         pool.close()
-        await pool.wait_closed()
+        try:  # a connection still held by a stuck task must not hold up the exit
+            await asyncio.wait_for(pool.wait_closed(), timeout=5.0)
+        except asyncio.TimeoutError:
+            log.warning("pool_close_timeout")
+            pool.terminate()
 
     return ctx
 

@@ -7,6 +7,8 @@ error envelope; after that a failure can only cut the stream short.
 
 from __future__ import annotations
 
+import contextlib
+
 import csv
 import io
 from datetime import date, datetime, timezone
@@ -103,7 +105,8 @@ async def stream_export(request: web.Request, pool: aiopg.Pool, export: Export,
                 rows = await _fetch(cur) if len(rows) == BATCH else []
             await resp.write(enc.closing())
         finally:
-            await cur.execute("ROLLBACK")
+            with contextlib.suppress(Exception):  # never mask the original error
+                await cur.execute("ROLLBACK")
     await resp.write_eof()
     return resp
 

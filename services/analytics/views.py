@@ -31,7 +31,8 @@ async def snapshot(request: web.Request) -> AsyncIterator[aiopg.Cursor]:
         try:
             yield cur
         finally:
-            await cur.execute("ROLLBACK")
+            with contextlib.suppress(Exception):  # never mask the original error
+                await cur.execute("ROLLBACK")
 
 
 async def _report(request: web.Request, build: Callable[[aiopg.Cursor], Awaitable[Any]]) -> web.Response:
