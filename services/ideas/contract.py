@@ -3,7 +3,8 @@
 from libs.common.contract import API, Route
 
 from . import bodies as b
-from . import models as m
+from . import envelopes as m
+from . import models
 
 S = "ideas"
 I = f"{API}/ideas"
@@ -62,10 +63,10 @@ ROUTES = [
           responses={200: m.MemberList}, tags=("Workspace",)),
     Route("GET", f"{API}/automation/ideas", S, "automation_list_ideas", "ideas:read",
           "Recent ideas (automation API)", query=b.AutomationListQuery,
-          responses={200: list[m.AutomationIdea]}, automation=True, tags=("Automation",)),
+          responses={200: list[models.AutomationIdea]}, automation=True, tags=("Automation",)),
     Route("POST", f"{API}/automation/ideas", S, "automation_create_idea", "ideas:write",
           "Create an idea with duplicate detection (automation API)",
           body=b.AutomationCreateIdea,
-          responses={201: m.AutomationCreated, 200: m.AutomationSkipped}, automation=True,
+          responses={201: models.AutomationCreated, 200: models.AutomationSkipped}, automation=True,
           success_status=201, tags=("Automation",)),
 ]

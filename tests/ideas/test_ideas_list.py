@@ -233,3 +233,22 @@ async def test_total_over_the_count_bound_is_exact(api: Api) -> None:
     assert r.json["pagination"]["total"] == 1100 and len(r.data) == 5
     r = await api.get("/api/v1/ideas", params={"limit": 1})
     assert r.json["pagination"]["total"] == 1103
+
+
+async def test_concurrent_status_moves_keep_counts(api: Api) -> None:
+    """Opposite status moves in parallel neither deadlock nor drift the kept totals."""
+    ideas = await make(api, 20)
+    ids = [i["id"] for i in ideas]
+    await api.patch("/api/v1/ideas/batch/status", json={"ids": ids[:10], "status": "planned"})
+
+    async def flip(idea_id: str, status: str) -> int:
+        return (await api.patch(f"/api/v1/ideas/{idea_id}", json={"status": status})).status
+
+    for _ in range(3):
+        moves = [flip(i, "new") for i in ids[:10]] + [flip(i, "planned") for i in ids[10:]]
+        assert set(await asyncio.gather(*moves)) == {200}
+        ids = ids[10:] + ids[:10]
+    for status in ("new", "planned"):
+        r = await api.get("/api/v1/ideas", params={"status": status, "limit": 100})
+        assert r.json["pagination"]["total"] == len(r.data) == 10
+    assert (await api.get("/api/v1/ideas")).json["pagination"]["total"] == 20

@@ -67,6 +67,11 @@ async def test_seed_fills_every_resource(system: System, new_workspace) -> None:
     assert seen["signals"] > 0 and seen["decisions"] > 0 and seen["votes"] > 0
     scored = await api.get("/api/v1/ideas", params={"sort": "riceScore", "limit": 5})
     assert scored.data[0]["rice"]["score"] is not None
+    if result["customers"]:  # the customers schema is part of this build
+        linked = await api.get("/api/v1/ideas", params={"has_customers": "true"})
+        assert 0 < linked.json["pagination"]["total"] < len(got)
+        top = await api.get("/api/v1/ideas", params={"sort": "totalCustomerARR", "limit": 1})
+        assert top.data[0]["totalCustomerARR"] > 0
 
 
 async def test_seed_refuses_unknown_workspace(system: System) -> None:
