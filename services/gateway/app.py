@@ -12,7 +12,8 @@ from aiohttp import web
 from libs.common.caller import Caller
 from libs.common.contract import API, Route
 from libs.common.errors import (ApiError, InsufficientScope, InvalidKey, MethodNotAllowed,
-                                NotFound, PlanRequired, RateLimited, Unauthorized)
+                                NotFound, PayloadTooLarge, PlanRequired, RateLimited,
+                                Unauthorized)
 from libs.common.plans import GATED_PLANS
 from libs.common.settings import Settings
 from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, SETTINGS, create_app,
@@ -66,6 +67,8 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
         raise MethodNotAllowed(headers=verdict.headers()) from err
     except web.HTTPNotFound as err:
         raise NotFound(headers=verdict.headers()) from err
+    except web.HTTPRequestEntityTooLarge as err:
+        raise PayloadTooLarge(headers=verdict.headers()) from err
     if not response.prepared:
         response.headers.update(verdict.headers())
     return response
