@@ -26,6 +26,7 @@ from .proxy import Upstreams, forward, forward_headers
 from .routing import ROUTE_TABLE
 
 KEYS = web.AppKey("keys", KeyStore)
+COUNTER = web.AppKey("counter", ratelimit.SharedCounter)
 UPSTREAMS = web.AppKey("upstreams", Upstreams)
 PROXY_SESSION = web.AppKey("proxy_session", aiohttp.ClientSession)
 KEY = web.RequestKey("key", KeyInfo)
@@ -54,7 +55,7 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
         return await _limited_by_address(request, handler, err)
     request[KEY] = info
     structlog.contextvars.bind_contextvars(workspace_id=str(info.workspace_id))
-    verdict = await ratelimit.hit(app[PG_POOL], f"ws:{info.workspace_id}", info.rate_limit, 60)
+    verdict = await app[COUNTER].hit(f"ws:{info.workspace_id}", info.rate_limit, 60)
     request[VERDICT] = verdict
     try:
         if not verdict.allowed:
@@ -77,7 +78,7 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
 async def _limited_by_address(request: web.Request, handler: Handler,
                               auth_error: ApiError | None) -> web.StreamResponse:
     s = request.app[SETTINGS]
-    verdict = await ratelimit.hit(request.app[PG_POOL], f"ip:{client_address(request)}",
+    verdict = await request.app[COUNTER].hit(f"ip:{client_address(request)}",
                                   s.unauthenticated_rpm, 60)
     if not verdict.allowed:
         raise RateLimited("Too many unauthenticated requests", headers=verdict.headers())
@@ -117,7 +118,7 @@ def route_handler(route: Route) -> Handler:
             raise PlanRequired(f"Not available on the {info.plan} plan")
         if route.export:
             s = app[SETTINGS]
-            window = await ratelimit.hit(app[PG_POOL], f"export:{info.workspace_id}",
+            window = await app[COUNTER].hit(f"export:{info.workspace_id}",
                                          s.export_per_hour, 3600)
             if not window.allowed:
                 raise RateLimited(f"Export limit of {s.export_per_hour} per hour exceeded",
@@ -155,6 +156,7 @@ async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
 async def _state(app: web.Application) -> AsyncIterator[None]:
     s = app[SETTINGS]
     app[KEYS] = KeyStore(app[PG_POOL], s.key_cache_ttl_s)
+    app[COUNTER] = ratelimit.SharedCounter(app[PG_POOL])
     app[UPSTREAMS] = Upstreams({"ideas": s.ideas_urls, "customers": s.customers_urls,
                                 "webhooks": s.webhooks_urls, "analytics": s.analytics_urls})
     session = aiohttp.ClientSession(
