@@ -9,7 +9,6 @@ import aiohttp
 import structlog
 from aiohttp import web
 
-from libs.common.caller import Caller
 from libs.common.contract import API, Route
 from libs.common.errors import (ApiError, InsufficientScope, InvalidKey, MethodNotAllowed,
                                 NotFound, PayloadTooLarge, PlanRequired, RateLimited,
@@ -54,8 +53,8 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
     except (Unauthorized, InvalidKey) as err:
         return await _limited_by_address(request, handler, err)
     request[KEY] = info
-    structlog.contextvars.bind_contextvars(workspace_id=str(info.workspace_id))
-    verdict = await app[COUNTER].hit(f"ws:{info.workspace_id}", info.rate_limit, 60)
+    structlog.contextvars.bind_contextvars(workspace_id=info.bucket[3:])
+    verdict = await app[COUNTER].hit(info.bucket, info.rate_limit, 60)
     request[VERDICT] = verdict
     try:
         if not verdict.allowed:
@@ -70,7 +69,7 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
         raise NotFound(headers=verdict.headers()) from err
     except web.HTTPRequestEntityTooLarge as err:
         raise PayloadTooLarge(headers=verdict.headers()) from err
-    if not response.prepared:
+    if not response.prepared and "RateLimit-Limit" not in response.headers:
         response.headers.update(verdict.headers())
     return response
 
@@ -88,13 +87,6 @@ async def _limited_by_address(request: web.Request, handler: Handler,
     response = await handler(request)
     response.headers.update(verdict.headers())
     return response
-
-
-def caller_of(request: web.Request) -> Caller:
-    k = request[KEY]
-    return Caller(workspace_id=k.workspace_id, workspace_name=k.workspace_name, plan=k.plan,
-                  inbox_mode=k.inbox_mode, key_id=k.key_id, key_name=k.key_name,
-                  scopes=k.scopes, request_id=request[REQUEST_ID])
 
 
 async def automation_auth(request: web.Request) -> web.Response:
@@ -133,8 +125,7 @@ def route_handler(route: Route) -> Handler:
 
 async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
     app = request.app
-    s = app[SETTINGS]
-    headers = forward_headers(request, caller_of(request), s.internal_token)
+    headers = forward_headers(request, request[KEY].internal_headers, request[REQUEST_ID])
     extra = request[VERDICT].headers()
     body = await request.read() if request.can_read_body else None
     base = app[UPSTREAMS].next(route.service)
@@ -155,7 +146,7 @@ async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
 
 async def _state(app: web.Application) -> AsyncIterator[None]:
     s = app[SETTINGS]
-    app[KEYS] = KeyStore(app[PG_POOL], s.key_cache_ttl_s)
+    app[KEYS] = KeyStore(app[PG_POOL], s.key_cache_ttl_s, s.internal_token)
     app[COUNTER] = ratelimit.SharedCounter(app[PG_POOL])
     app[UPSTREAMS] = Upstreams({"ideas": s.ideas_urls, "customers": s.customers_urls,
                                 "webhooks": s.webhooks_urls, "analytics": s.analytics_urls})

@@ -9,7 +9,7 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from libs.common.caller import Caller
+from libs.common.caller import H_REQUEST_ID
 from libs.common.errors import ServiceUnavailable
 
 # Hop-by-hop headers, and what only the gateway may set; an X-Ims-* header from a client
@@ -32,14 +32,17 @@ class Upstreams:
         return next(self._cycles[service])
 
 
-def forward_headers(request: web.Request, who: Caller, token: str) -> CIMultiDict[str]:
+def forward_headers(request: web.Request, internal: dict[str, str],
+                    request_id: str) -> CIMultiDict[str]:
+    """The client's end-to-end headers, then the caller (`internal`) and the request id."""
     out: CIMultiDict[str] = CIMultiDict()
     for name, value in request.headers.items():
         low = name.lower()
         if low in _DROP_REQUEST or low.startswith("x-ims-"):
             continue
         out.add(name, value)
-    out.update(who.headers(token))
+    out.update(internal)
+    out[H_REQUEST_ID] = request_id
     return out
 
 
