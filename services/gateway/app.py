@@ -31,6 +31,7 @@ PROXY_SESSION = web.AppKey("proxy_session", aiohttp.ClientSession)
 KEY = web.RequestKey("key", KeyInfo)
 VERDICT = web.RequestKey("verdict", ratelimit.Verdict)
 OPENAPI_PATH = f"{API}/openapi.json"
+log = structlog.get_logger("gateway")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -69,6 +70,13 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
         raise NotFound(headers=verdict.headers()) from err
     except web.HTTPRequestEntityTooLarge as err:
         raise PayloadTooLarge(headers=verdict.headers()) from err
+    except (asyncio.CancelledError, web.HTTPException):
+        raise
+    except Exception as err:
+        # Logged here, once, so that even this answer carries the rate headers.
+        log.exception("unhandled_error", method=request.method, path=path)
+        raise ApiError(f"Internal server error (request {request[REQUEST_ID]})",
+                       headers=verdict.headers()) from err
     if not response.prepared and "RateLimit-Limit" not in response.headers:
         response.headers.update(verdict.headers())
     return response
