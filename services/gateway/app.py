@@ -21,13 +21,15 @@ from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, SETTINGS, create_a
 from . import idempotency, ratelimit
 from .auth import KeyInfo, KeyStore, bearer_token
 from .openapi import openapi_handler
-from .proxy import Upstreams, forward, forward_headers
+from .proxy import Upstreams, forward, forward_headers, relay_whole
+from .upstream import UpstreamPool
 from .routing import ROUTE_TABLE
 
 KEYS = web.AppKey("keys", KeyStore)
 COUNTER = web.AppKey("counter", ratelimit.SharedCounter)
 UPSTREAMS = web.AppKey("upstreams", Upstreams)
 PROXY_SESSION = web.AppKey("proxy_session", aiohttp.ClientSession)
+POOL = web.AppKey("upstream_pool", UpstreamPool)
 KEY = web.RequestKey("key", KeyInfo)
 VERDICT = web.RequestKey("verdict", ratelimit.Verdict)
 OPENAPI_PATH = f"{API}/openapi.json"
@@ -136,10 +138,13 @@ async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
     headers = forward_headers(request, request[KEY].internal_headers, request[REQUEST_ID])
     extra = request[VERDICT].headers()
     body = await request.read() if request.can_read_body else None
-    base = app[UPSTREAMS].next(route.service)
+    target = app[UPSTREAMS].next(route.service)
 
-    async def call() -> web.Response:
-        resp = await forward(app[PROXY_SESSION], request, base, headers, body, extra, buffer=True)
+    async def whole() -> web.Response:
+        if target.lean:
+            return await relay_whole(app[POOL], request, target, headers, body, extra)
+        resp = await forward(app[PROXY_SESSION], request, target.base, headers, body, extra,
+                             buffer=True)
         assert isinstance(resp, web.Response)
         return resp
 
@@ -148,8 +153,10 @@ async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
         idempotency.check_key(key)
         fingerprint = idempotency.request_hash(request.method, request.path_qs, body or b"")
         return await idempotency.run_once(app[PG_POOL], request[KEY].workspace_id, key,
-                                          fingerprint, extra, call)
-    return await forward(app[PROXY_SESSION], request, base, headers, body, extra)
+                                          fingerprint, extra, whole)
+    if route.export or not target.lean:  # exports stream, whatever their size
+        return await forward(app[PROXY_SESSION], request, target.base, headers, body, extra)
+    return await whole()
 
 
 async def _state(app: web.Application) -> AsyncIterator[None]:
@@ -165,10 +172,12 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
         auto_decompress=False, skip_auto_headers=("User-Agent", "Accept-Encoding"),
     )
     app[PROXY_SESSION] = session
+    app[POOL] = UpstreamPool(connect_timeout=5.0, read_timeout=120.0)
     sweeper = asyncio.create_task(ratelimit.sweep_forever(app[PG_POOL]))
     yield
     sweeper.cancel()
     await asyncio.gather(sweeper, return_exceptions=True)
+    app[POOL].close()
     await session.close()
 
 
