@@ -53,6 +53,9 @@ class SharedCounter:
         self._pending: dict[tuple[str, float], list[asyncio.Future[int]]] = {}
         self._busy: set[tuple[str, float]] = set()
         self._tasks: set[asyncio.Task[None]] = set()  # held, so no flush is collected midway
+        # Buckets whose window is known to be used up (window start, limit): a client
+        # hammering past its limit costs the database nothing more until the window ends.
+        self._full: dict[str, tuple[float, int]] = {}
 
     async def add(self, bucket: str, window_start: float) -> int:
         """Count one hit; return its ordinal in the window (1 for the first)."""
@@ -100,7 +103,14 @@ class SharedCounter:
         """Count one request in `bucket`'s current window and judge it."""
         now = time.time()
         start = math.floor(now / window_s) * window_s
-        count = await self.add(bucket, start)
+        if self._full.get(bucket) == (start, limit):
+            count = limit + 1  # refused without a round trip: the count only grows
+        else:
+            count = await self.add(bucket, start)
+            if count >= limit:
+                if len(self._full) > 100_000:
+                    self._full.clear()
+                self._full[bucket] = (start, limit)
         reset = max(1, math.ceil(start + window_s - time.time()))
         return Verdict(limit=limit, remaining=max(0, limit - count), reset=reset,
                        allowed=count <= limit)
