@@ -10,13 +10,24 @@ from libs.common.web import (broker_context, create_app, http_context, mount_rou
 
 from . import views
 from .contract import ROUTES
+from .internal import setup_internal_routes
+
+
+def _consumers() -> dict:  # type: ignore[type-arg]
+    """The customers projection (services/ideas/projection.py) when it is part of the build."""
+    try:
+        from . import projection  # type: ignore[attr-defined]
+    except ImportError:
+        return {}
+    return dict(getattr(projection, "CONSUMERS", {}))
 
 
 def create_ideas_app(settings: Settings) -> web.Application:
     app = create_app(settings, "ideas")
     app.cleanup_ctx.append(pg_context())
-    app.cleanup_ctx.append(broker_context(schema="ideas"))
+    app.cleanup_ctx.append(broker_context(consumers=_consumers() or None, schema="ideas"))
     app.cleanup_ctx.append(relay_context("ideas"))
     app.cleanup_ctx.append(http_context)
     mount_routes(app, ROUTES, views)
+    setup_internal_routes(app)
     return app

@@ -1,1 +1,192 @@
 """HTTP handlers of the ideas service, named by the route table's operation ids."""
+
+from __future__ import annotations
+
+import orjson
+from aiohttp import web
+
+from libs.common import db
+from libs.common.pagination import page_info
+from libs.common.validation import parse_body, parse_query, path_uuid
+from libs.common.web import PG_POOL, SETTINGS, caller, data_response, json_response
+
+from . import automation, listing, ops, store, subresources, workspace
+from .bodies import (AutomationCreateIdea, AutomationListQuery, BatchCreateRequest,
+                     BatchStatusRequest, CreateIdeaRequest, ListIdeasQuery, PageQuery,
+                     RoadmapAssignRequest, UpdateIdeaRequest, VoteRequest)
+from .render import fragment
+from .state import ensure_workspace
+
+
+def new_idea(body: CreateIdeaRequest) -> store.NewIdea:
+    return store.NewIdea(title=body.title, summary=body.summary, source=body.source,
+                         category=body.category, url=body.url,
+                         url_key=automation.normalize_url(body.url) if body.url else None)
+
+
+async def list_ideas(request: web.Request) -> web.Response:
+    who, q = caller(request), parse_query(request, ListIdeasQuery)
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        ideas, cursor, more = await listing.list_page(
+            cur, request.app[SETTINGS].cursor_secret, who.workspace_id, q)
+        total = await listing.total(cur, who.workspace_id, q)
+    return json_response({"data": [fragment(i) for i in ideas],
+                          "pagination": page_info(q.limit, more, cursor, total)})
+
+
+async def create_idea(request: web.Request) -> web.Response:
+    who, body = caller(request), await parse_body(request, CreateIdeaRequest)
+    await ensure_workspace(request.app[PG_POOL], who.workspace_id)
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        idea = (await ops.create(cur, who, [new_idea(body)]))[0]
+    return data_response(fragment(idea))
+
+
+async def batch_create_ideas(request: web.Request) -> web.Response:
+    who, body = caller(request), await parse_body(request, BatchCreateRequest)
+    await ensure_workspace(request.app[PG_POOL], who.workspace_id)
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        ideas = await ops.create(cur, who, [new_idea(b) for b in body.ideas])
+    return data_response({"created": len(ideas), "ideas": [fragment(i) for i in ideas]})
+
+
+async def batch_update_status(request: web.Request) -> web.Response:
+    who, body = caller(request), await parse_body(request, BatchStatusRequest)
+    ids = list(dict.fromkeys(body.ids))
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        items = await ops.set_status(cur, who, ids, body.status, body.reason)
+    return data_response({"updated": len(items), "ideas": items})
+
+
+async def get_idea(request: web.Request) -> web.Response:
+    who, idea_id = caller(request), path_uuid(request)
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        idea = await store.get_idea(cur, who.workspace_id, idea_id, detail=True)
+    return data_response(fragment(idea))
+
+
+async def update_idea(request: web.Request) -> web.Response:
+    who, idea_id = caller(request), path_uuid(request)
+    body = await parse_body(request, UpdateIdeaRequest)
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        detail = await ops.update(cur, who, idea_id, body)
+    return data_response(fragment(detail))
+
+
+async def delete_idea(request: web.Request) -> web.Response:
+    who, idea_id = caller(request), path_uuid(request)
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        await ops.set_status(cur, who, [idea_id], "deleted", None)
+    return data_response({"id": idea_id, "deleted": True})
+
+
+async def vote_idea(request: web.Request) -> web.Response:
+    who, idea_id = caller(request), path_uuid(request)
+    body = await parse_body(request, VoteRequest, optional=True)
+    voter = body.voter or f"key:{who.key_id}"
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        result = await ops.vote(cur, who, idea_id, voter, body.value)
+    return data_response(result)
+
+
+async def get_votes(request: web.Request) -> web.Response:
+    who, idea_id = caller(request), path_uuid(request)
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        return data_response(await subresources.vote_breakdown(cur, who.workspace_id, idea_id))
+
+
+async def _paged(request: web.Request, name: str) -> web.Response:
+    who, idea_id = caller(request), path_uuid(request)
+    q = parse_query(request, PageQuery)
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        rows, cursor, more = await subresources.paged_list(
+            cur, name, request.app[SETTINGS].cursor_secret, who.workspace_id, idea_id,
+            q.limit, q.cursor)
+    return json_response({"data": [fragment(r) for r in rows],
+                          "pagination": page_info(q.limit, more, cursor)})
+
+
+async def list_signals(request: web.Request) -> web.Response:
+    return await _paged(request, "signals")
+
+
+async def list_decisions(request: web.Request) -> web.Response:
+    return await _paged(request, "decisions")
+
+
+async def _plain(request: web.Request, name: str) -> web.Response:
+    who, idea_id = caller(request), path_uuid(request)
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        text = await subresources.plain_list(cur, name, who.workspace_id, idea_id)
+    return data_response(fragment(text))
+
+
+async def list_evidence(request: web.Request) -> web.Response:
+    return await _plain(request, "evidence")
+
+
+async def list_participants(request: web.Request) -> web.Response:
+    return await _plain(request, "participants")
+
+
+async def list_meetings(request: web.Request) -> web.Response:
+    return await _plain(request, "meetings")
+
+
+async def list_support_tickets(request: web.Request) -> web.Response:
+    return await _plain(request, "support_tickets")
+
+
+async def assign_roadmap(request: web.Request) -> web.Response:
+    who, idea_id = caller(request), path_uuid(request)
+    body = await parse_body(request, RoadmapAssignRequest)
+    await ensure_workspace(request.app[PG_POOL], who.workspace_id)
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        return data_response(await ops.assign(cur, who, idea_id, body.stageId))
+
+
+async def _workspace_read(request: web.Request, fn: workspace.Reader) -> web.Response:
+    who = caller(request)
+    await ensure_workspace(request.app[PG_POOL], who.workspace_id)
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        return data_response(fragment(await fn(cur, who)))
+
+
+async def list_stages(request: web.Request) -> web.Response:
+    return await _workspace_read(request, workspace.stages)
+
+
+async def list_tags(request: web.Request) -> web.Response:
+    return await _workspace_read(request, workspace.tags)
+
+
+async def list_products(request: web.Request) -> web.Response:
+    return await _workspace_read(request, workspace.products)
+
+
+async def list_members(request: web.Request) -> web.Response:
+    return await _workspace_read(request, workspace.members)
+
+
+async def get_workspace(request: web.Request) -> web.Response:
+    who = caller(request)
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        return data_response(await workspace.info(cur, who))
+
+
+async def automation_list_ideas(request: web.Request) -> web.Response:
+    who, q = caller(request), parse_query(request, AutomationListQuery)
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        return json_response(fragment(await automation.recent(cur, who, q.limit)))
+
+
+async def automation_create_idea(request: web.Request) -> web.Response:
+    who, body = caller(request), await parse_body(request, AutomationCreateIdea)
+    await ensure_workspace(request.app[PG_POOL], who.workspace_id)
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        idea = await automation.create(cur, who, body)
+    if idea is None:
+        return json_response({"status": "skipped", "reason": "Duplicate idea", "id": None})
+    parsed = orjson.loads(idea)
+    return json_response({"id": parsed["id"], "title": parsed["title"], "status": "created"},
+                         status=201)

@@ -1,0 +1,103 @@
+"""The automation API's ideas: recent list, duplicate rule with its Signal, monthly quota."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import aiopg
+
+from libs.common import db
+from libs.common.caller import Caller
+from libs.common.errors import Forbidden
+from libs.common.plans import AUTOMATION_QUOTA
+
+from . import ops, store
+from .bodies import AutomationCreateIdea
+from .render import IDEA_JSON
+from .subresources import SIGNAL_JSON
+
+LIST_SQL = """SELECT coalesce(json_agg(x.j ORDER BY x.created_at DESC, x.id DESC), '[]')::text
+ FROM (SELECT i.created_at, i.id, json_build_object('id', i.id, 'title', i.title,
+   'summary', i.summary, 'source', i.source, 'authorName', i.author_name, 'url', i.url,
+   'createdAt', i.created_at) AS j
+   FROM ideas.ideas i WHERE i.workspace_id = %s AND i.status <> 'deleted'
+   ORDER BY i.created_at DESC, i.id DESC LIMIT %s) x"""
+
+
+def normalize_url(url: str) -> str:
+    """Scheme and host lowercased; fragment, trailing slash and utm_* parameters dropped."""
+    parts = urlsplit(url.strip())
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+             if not k.lower().startswith("utm_")]
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"),
+                       urlencode(query), ""))
+
+
+async def recent(cur: aiopg.Cursor, who: Caller, limit: int) -> str:
+    return str(await db.fetchval(cur, LIST_SQL, (who.workspace_id, limit)))
+
+
+async def find_duplicate(cur: aiopg.Cursor, who: Caller, url_key: str | None,
+                         title: str) -> uuid.UUID | None:
+    # Serialize creates of the same key, so two identical posts cannot both create.
+    key = url_key or store.fold_title(title)
+    await cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                      (f"{who.workspace_id}:{key}",))
+    if url_key is not None:
+        sql = ("SELECT id FROM ideas.ideas WHERE workspace_id = %s AND url_key = %s"
+               " AND status <> 'deleted' ORDER BY created_at LIMIT 1")
+        return await db.fetchval(cur, sql, (who.workspace_id, url_key))  # type: ignore[no-any-return]
+    sql = ("SELECT id FROM ideas.ideas WHERE workspace_id = %s AND title_key = %s"
+           " AND created_at >= now() - interval '30 days' AND status <> 'deleted'"
+           " ORDER BY created_at LIMIT 1")
+    return await db.fetchval(cur, sql, (who.workspace_id, store.fold_title(title)))  # type: ignore[no-any-return]
+
+
+async def record_signal(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID,
+                        body: AutomationCreateIdea) -> None:
+    """The duplicate's Signal on the existing idea, its counters, and idea.signal_detected."""
+    await cur.execute(
+        "INSERT INTO ideas.signals AS s (workspace_id, id, idea_id, platform, user_id, user_name,"
+        " content, similarity) VALUES (%s, %s, %s, %s, %s, %s, %s, 1.0)"
+        f" RETURNING {SIGNAL_JSON}",
+        (who.workspace_id, uuid.uuid4(), idea_id, body.source or "api", body.authorId,
+         body.authorName, body.summary or body.title))
+    signal = (await cur.fetchone())[0]
+    await cur.execute(
+        "UPDATE ideas.ideas i SET signal_count = signal_count + 1, last_signal_at = now(),"
+        " last_activity_at = now(), unique_source_count = (SELECT count(DISTINCT platform)"
+        "   FROM ideas.signals s WHERE s.workspace_id = i.workspace_id AND s.idea_id = i.id)"
+        f" WHERE workspace_id = %s AND id = %s RETURNING {IDEA_JSON}::text",
+        (who.workspace_id, idea_id))
+    idea = (await cur.fetchone())[0]
+    await ops.emit(cur, who, "idea.signal_detected", idea, signal=ops.fragment(signal))
+
+
+async def take_quota(cur: aiopg.Cursor, who: Caller) -> None:
+    """Count one automation idea this UTC month; 403 limit_exceeded past the plan's quota (the
+    transaction rolls back, so a refused call uses nothing)."""
+    quota = AUTOMATION_QUOTA.get(who.plan)
+    month = datetime.now(timezone.utc).date().replace(day=1)
+    used = await db.fetchval(
+        cur, "INSERT INTO ideas.automation_usage AS u (workspace_id, month, n) VALUES (%s, %s, 1)"
+             " ON CONFLICT (workspace_id, month) DO UPDATE SET n = u.n + 1 RETURNING n",
+        (who.workspace_id, month))
+    if quota is not None and used > quota:
+        raise Forbidden(f"Monthly automation quota of {quota} ideas reached",
+                        code="limit_exceeded")
+
+
+async def create(cur: aiopg.Cursor, who: Caller, body: AutomationCreateIdea) -> str | None:
+    """The new idea's JSON, or None when it was a duplicate (a Signal was recorded instead)."""
+    url_key = normalize_url(body.url) if body.url else None
+    existing = await find_duplicate(cur, who, url_key, body.title)
+    if existing is not None:
+        await record_signal(cur, who, existing, body)
+        return None
+    await take_quota(cur, who)
+    item = store.NewIdea(title=body.title, summary=body.summary, source=body.source or "api",
+                         url=body.url, url_key=url_key, author_name=body.authorName,
+                         author_id=body.authorId)
+    return (await ops.create(cur, who, [item]))[0]

@@ -1,0 +1,39 @@
+"""Internal routes for peer services (never in the public route table; the internal-token
+middleware protects them): read ideas of the caller's workspace, deleted ones included."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from aiohttp import web
+from pydantic import Field
+
+from libs.common import db
+from libs.common.validation import Body, parse_body, path_uuid
+from libs.common.web import PG_POOL, caller, data_response
+
+from . import store
+from .render import fragment
+
+
+class LookupBody(Body):
+    ids: list[UUID] = Field(max_length=1000)
+
+
+async def internal_get_idea(request: web.Request) -> web.Response:
+    who, idea_id = caller(request), path_uuid(request)
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        return data_response(fragment(await store.get_idea(cur, who.workspace_id, idea_id)))
+
+
+async def internal_lookup_ideas(request: web.Request) -> web.Response:
+    who = caller(request)
+    ids = (await parse_body(request, LookupBody)).ids
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        ideas = await store.lookup_ideas(cur, who.workspace_id, ids)
+    return data_response([fragment(i) for i in ideas])
+
+
+def setup_internal_routes(app: web.Application) -> None:
+    app.router.add_get("/internal/ideas/{id}", internal_get_idea)
+    app.router.add_post("/internal/ideas/lookup", internal_lookup_ideas)

@@ -1,0 +1,165 @@
+"""`ideasctl seed`: deterministic, realistic data for every resource of one workspace, by COPY.
+
+Ideas are generated in chunks; each chunk's rows (ideas, votes, decisions, signals, evidence,
+participants, meetings, tickets, tags, customer links) go to PostgreSQL with COPY, in an order
+that satisfies the foreign keys. Customers are written to the customers service's tables, and
+each idea's totalCustomerARR and customer count are computed here from the same links, so the
+projection starts consistent (its tables are filled too when they exist).
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from . import seed_data as d
+from .seed_rows import IdeaRows, line as _line
+from .state import DEFAULT_STAGES, STAGE_SQL, STATE_SQL
+
+CHUNK = 50_000
+DAYS = 180
+# From this many ideas on, the ideas table's secondary indexes are dropped before the load and
+# built again after it, in the same transaction: one sorted build per index is many times
+# cheaper than a million random insertions into twenty indexes that do not fit in memory.
+BULK = 100_000
+
+
+class Seeder:
+    def __init__(self, conn: Any, workspace_id: uuid.UUID, seed: int) -> None:
+        self.conn, self.ws = conn, workspace_id
+        # The same seed gives the same data in every workspace; ids are mixed with the
+        # workspace id so that two workspaces never share one.
+        self.rng = random.Random(seed)
+        self.now = datetime.now(timezone.utc).replace(microsecond=0)
+        self.counts: dict[str, int] = {}
+
+    def uid(self) -> uuid.UUID:
+        return uuid.UUID(int=self.rng.getrandbits(128) ^ self.ws.int, version=4)
+
+    def copy(self, table: str, columns: str, lines: list[str]) -> None:
+        if not lines:
+            return
+        with self.conn.cursor() as cur:
+            cur.copy_expert(f"COPY {table} ({columns}) FROM STDIN", io.StringIO("".join(lines)))
+        self.counts[table] = self.counts.get(table, 0) + len(lines)
+
+    def person(self) -> tuple[str, str]:
+        first, last = self.rng.choice(d.FIRST), self.rng.choice(d.LAST)
+        return f"{first} {last}", f"{first}.{last}@example.com".lower()
+
+    # ---- workspace-level records ------------------------------------------------------------
+
+    def workspace(self) -> None:
+        with self.conn.cursor() as cur:
+            cur.execute(STATE_SQL, (self.ws,))
+            for name, slug, color, pos, default in DEFAULT_STAGES:
+                cur.execute(STAGE_SQL, (self.ws, self.uid(), name, slug, color, pos, default))
+            cur.execute("SELECT id FROM ideas.roadmap_stages WHERE workspace_id = %s"
+                        " ORDER BY position", (self.ws,))
+            self.stages = [r[0] for r in cur.fetchall()]
+        self.tags = [self.uid() for _ in d.TAGS]
+        self.copy("ideas.tags", "workspace_id, id, name, color",
+                  [_line((self.ws, t, name, color)) for t, (name, color) in zip(self.tags, d.TAGS)])
+        ids = {name: self.uid() for name, _ in d.PRODUCTS}
+        self.products = list(ids.values())
+        self.copy("ideas.products", "workspace_id, id, name, parent_id",
+                  [_line((self.ws, ids[n], n, ids.get(p) if p else None)) for n, p in d.PRODUCTS])
+        self.members = []
+        lines = []
+        for n in range(12):
+            name, email = self.person()
+            email = email.replace("@", f"{n}@")
+            self.members.append((name, email))
+            seen = self.now - timedelta(hours=self.rng.randint(1, 24 * 60))
+            lines.append(_line((self.ws, self.uid(), name, email, d.ROLES[n % len(d.ROLES)] if n
+                                else "owner", self.rng.random() < 0.8, seen)))
+        self.copy("ideas.members", "workspace_id, id, name, email, role, dashboard_access,"
+                  " last_active_at", lines)
+
+    def customers(self, m: int) -> None:
+        self.customer_arr: list[tuple[uuid.UUID, float | None, datetime]] = []
+        self.has_projection = self._has_table("ideas", "customer_arr")
+        if not self._has_table("customers", "customers"):
+            return  # the customers service is not part of this build
+        plans = self.rng.choices([p for p, _ in d.PLANS], [w for _, w in d.PLANS], k=m)
+        lines = []
+        for n in range(m):
+            company = f"{self.rng.choice(d.COMPANIES)} {n + 1}"
+            domain = f"{company.lower().replace(' ', '-')}.example.com"
+            arr = None if self.rng.random() < 0.05 else float(self.rng.randint(1, 400) * 600)
+            cid = self.uid()
+            created = self.now - timedelta(days=self.rng.uniform(0, DAYS + 180))
+            self.customer_arr.append((cid, arr, created))
+            lines.append(_line((self.ws, cid, company, f"billing@{domain}", domain, arr,
+                                None if arr is None else round(arr / 12, 2), plans[n], "crm",
+                                f"crm-{n + 1}", f"co_{n + 1}", created, created)))
+        self.copy("customers.customers", "workspace_id, id, name, email, domain, arr, mrr, plan,"
+                  " source, external_id, crm_company_id, created_at, updated_at", lines)
+        if self.has_projection:
+            self.copy("ideas.customer_arr", "workspace_id, customer_id, arr, version",
+                      [_line((self.ws, c, a, t)) for c, a, t in self.customer_arr])
+
+    def _has_table(self, schema: str, table: str) -> bool:
+        with self.conn.cursor() as cur:
+            cur.execute("SELECT to_regclass(%s)", (f"{schema}.{table}",))
+            return cur.fetchone()[0] is not None
+
+    # ---- ideas --------------------------------------------------------------------------------
+
+    def ideas(self, n: int) -> None:
+        with self.conn.cursor() as cur:
+            cur.execute("UPDATE ideas.workspace_state SET next_idea_number = next_idea_number + %s"
+                        " WHERE workspace_id = %s RETURNING next_idea_number - %s",
+                        (n, self.ws, n))
+            first = cur.fetchone()[0]
+        start = self.now - timedelta(days=DAYS)
+        span = DAYS * 86400.0
+        for base in range(0, n, CHUNK):
+            k = min(CHUNK, n - base)
+            offsets = sorted(self.rng.random() * span for _ in range(k))
+            rows = IdeaRows(self, start, first + base)
+            for j, off in enumerate(offsets):
+                rows.add(j, start + timedelta(seconds=off))
+            rows.flush()
+
+
+def seed(conn: Any, workspace_id: str, ideas: int = 200, customers: int = 50,
+         seed_value: int = 1) -> dict[str, Any]:
+    """Seed one workspace in one transaction (nothing is left half-written on failure)."""
+    started = time.monotonic()
+    seeder = Seeder(conn, uuid.UUID(workspace_id), seed_value)
+    with conn:
+        with conn.cursor() as cur:
+            cur.execute("SET LOCAL maintenance_work_mem = '512MB'")
+            cur.execute("SET LOCAL synchronous_commit = off")
+        seeder.workspace()
+        seeder.customers(customers)
+        rebuild = drop_indexes(conn) if ideas >= BULK else []
+        seeder.ideas(ideas)
+        with conn.cursor() as cur:
+            for definition in rebuild:
+                cur.execute(definition)
+    c = seeder.counts
+    return {"ideas": c.get("ideas.ideas", 0), "customers": c.get("customers.customers", 0),
+            "workspaceId": workspace_id, "votes": c.get("ideas.votes", 0),
+            "decisions": c.get("ideas.decisions", 0), "signals": c.get("ideas.signals", 0),
+            "links": c.get("customers.idea_links", 0), "seconds": round(time.monotonic() - started, 1)}
+
+
+def drop_indexes(conn: Any) -> list[str]:
+    """Drop the ideas table's secondary indexes (locking the table until commit); return the
+    statements that build them again. Primary key and unique constraints stay."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT i.indexname, i.indexdef FROM pg_indexes i"
+                    " JOIN pg_class c ON c.relname = i.indexname"
+                    " JOIN pg_index x ON x.indexrelid = c.oid"
+                    " WHERE i.schemaname = 'ideas' AND i.tablename = 'ideas'"
+                    " AND NOT x.indisunique ORDER BY i.indexname")
+        found = cur.fetchall()
+        for name, _ in found:
+            cur.execute(f"DROP INDEX ideas.{name}")
+    return [definition for _, definition in found]

@@ -1,0 +1,135 @@
+"""Every idea event as consumed from RabbitMQ, with the payloads of CONTRACT section 6."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aio_pika
+import orjson
+import psycopg2
+import psycopg2.extras
+import pytest
+
+from services.ideas.render import render_idea
+from tests.support.api import Api
+from tests.support.processes import AMQP_URL, System
+
+
+class Tap:
+    """A private queue bound to the events exchange, filtered to one workspace."""
+
+    def __init__(self, queue: aio_pika.abc.AbstractQueue, workspace_id: str) -> None:
+        self.queue, self.workspace_id = queue, workspace_id
+
+    async def take(self, n: int, timeout: float = 10.0) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        deadline = asyncio.get_running_loop().time() + timeout
+        while len(out) < n:
+            assert asyncio.get_running_loop().time() < deadline, f"got only {out}"
+            msg = await self.queue.get(no_ack=True, fail=False)
+            if msg is None:
+                await asyncio.sleep(0.05)
+                continue
+            event = orjson.loads(msg.body)
+            assert msg.routing_key == event["type"]
+            if event["workspaceId"] == self.workspace_id:
+                out.append(event)
+        return out
+
+
+@pytest.fixture
+async def tap(system: System, ws: Any) -> AsyncIterator[Tap]:
+    conn = await aio_pika.connect_robust(AMQP_URL)
+    channel = await conn.channel()
+    exchange = await channel.get_exchange(f"{system.amqp_prefix}.events")
+    queue = await channel.declare_queue(exclusive=True, auto_delete=True)
+    await queue.bind(exchange, routing_key="idea.*")
+    yield Tap(queue, ws.id)
+    await conn.close()
+
+
+def shape(event: dict[str, Any]) -> tuple[str, list[str]]:
+    return event["type"], sorted(event["data"])
+
+
+async def test_create_update_score_status_events(api: Api, tap: Tap) -> None:
+    """create, PATCH with RICE and status: created, status_changed, scored, updated."""
+    idea = (await api.post("/api/v1/ideas", json={"title": "E"})).data
+    [created] = await tap.take(1)
+    assert shape(created) == ("idea.created", ["idea"]) and created["data"]["idea"] == idea
+    assert set(created) == {"id", "type", "createdAt", "workspaceId", "data"}
+    r = await api.patch(f"/api/v1/ideas/{idea['id']}",
+                        json={"status": "planned", "riceReach": 1})
+    events = await tap.take(3)
+    assert [shape(e) for e in events] == [("idea.status_changed", ["idea", "previousStatus"]),
+                                          ("idea.scored", ["idea"]), ("idea.updated", ["idea"])]
+    assert events[0]["data"]["previousStatus"] == "new"
+    detail = r.data
+    assert all(e["data"]["idea"] == {k: detail[k] for k in e["data"]["idea"]} for e in events)
+    await api.patch(f"/api/v1/ideas/{idea['id']}", json={"title": "E2"})
+    [updated] = await tap.take(1)
+    assert updated["type"] == "idea.updated" and updated["data"]["idea"]["title"] == "E2"
+
+
+async def test_vote_assign_delete_batch_events(api: Api, tap: Tap) -> None:
+    """vote, roadmap, batch status and delete events carry their extras."""
+    a, b = (await api.post("/api/v1/ideas/batch",
+                           json={"ideas": [{"title": "a"}, {"title": "b"}]})).data["ideas"]
+    assert [e["type"] for e in await tap.take(2)] == ["idea.created"] * 2
+    await api.post(f"/api/v1/ideas/{a['id']}/vote", json={"voter": "v", "value": -1})
+    [voted] = await tap.take(1)
+    assert voted["type"] == "idea.voted" and voted["data"]["vote"] == {"voter": "v", "value": -1}
+    assert voted["data"]["idea"]["voteCount"] == -1
+    stage = (await api.get("/api/v1/roadmap/stages")).data[2]["id"]
+    await api.put(f"/api/v1/ideas/{a['id']}/roadmap", json={"stageId": stage})
+    await api.put(f"/api/v1/ideas/{a['id']}/roadmap", json={"stageId": None})
+    one, two = await tap.take(2)
+    assert one["type"] == "idea.assigned" and one["data"]["previousRoadmapStageId"] is None
+    assert one["data"]["idea"]["roadmapStageId"] == stage
+    assert two["data"]["previousRoadmapStageId"] == stage
+    await api.patch("/api/v1/ideas/batch/status", json={"ids": [a["id"], b["id"]],
+                                                        "status": "archived"})
+    events = await tap.take(2)
+    assert {(e["type"], e["data"]["previousStatus"]) for e in events} == {
+        ("idea.status_changed", "new")}
+    await api.delete(f"/api/v1/ideas/{b['id']}")
+    changed, deleted = await tap.take(2)
+    assert changed["type"] == "idea.status_changed" and changed["data"]["previousStatus"] == "archived"
+    assert deleted["type"] == "idea.deleted" and deleted["data"]["idea"]["status"] == "deleted"
+
+
+async def test_signal_detected_event(api: Api, tap: Tap) -> None:
+    """An automation duplicate emits idea.signal_detected with the Signal."""
+    await api.post("/api/v1/automation/ideas", json={"title": "Sig", "url": "https://s.io/x"})
+    [created] = await tap.take(1)
+    await api.post("/api/v1/automation/ideas", json={"title": "Sig2", "url": "https://s.io/x/",
+                                                     "source": "discord"})
+    [sig] = await tap.take(1)
+    assert sig["type"] == "idea.signal_detected"
+    assert sig["data"]["idea"]["id"] == created["data"]["idea"]["id"]
+    assert sig["data"]["idea"]["signalCount"] == 1
+    assert sig["data"]["signal"]["platform"] == "discord"
+    assert sig["data"]["signal"]["similarity"] == 1.0
+
+
+async def test_python_render_matches_sql(api: Api, system: System) -> None:
+    """render_idea(row) gives the same Idea as the API's SQL rendering."""
+    idea = (await api.post("/api/v1/ideas", json={"title": "R", "summary": "s"})).data
+    idea = (await api.patch(f"/api/v1/ideas/{idea['id']}", json={
+        "riceReach": 3, "riceImpact": 1, "riceConfidence": 0.5, "riceEffort": 2,
+        "status": "shipped"})).data
+    conn = psycopg2.connect(system.database_url, options="-c timezone=UTC")
+    with conn, conn.cursor(cursor_factory=psycopg2.extras.RealDictCursor) as cur:
+        cur.execute("SELECT * FROM ideas.ideas WHERE id = %s", (idea["id"],))
+        row = dict(cur.fetchone())
+    conn.close()
+    rendered = render_idea(row)
+    from datetime import datetime
+    for key, value in rendered.items():
+        want = idea[key]
+        if key.endswith("At") and value is not None:
+            assert datetime.fromisoformat(value) == datetime.fromisoformat(want), key
+        else:
+            assert value == want, key

@@ -1,0 +1,90 @@
+"""`ideasctl seed` and `ideasctl demo`: realistic data for every resource, deterministic."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Any
+
+import orjson
+
+from tests.support.api import Api
+from tests.support.processes import ROOT, System
+
+
+async def ctl(system: System, *args: str) -> dict[str, Any]:
+    env = {**os.environ, "DATABASE_URL": system.database_url}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "services.ctl", *args, cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    return orjson.loads(out)  # type: ignore[no-any-return]
+
+
+async def titles(api: Api) -> list[tuple[str, str, str]]:
+    out, cursor = [], None
+    while True:
+        r = await api.get("/api/v1/ideas", params={"limit": 100, "cursor": cursor,
+                                                   "order": "asc"})
+        out += [(i["ideaServiceId"], i["title"], i["status"]) for i in r.data]
+        cursor = r.json["pagination"]["nextCursor"]
+        if cursor is None:
+            return out
+
+
+async def test_seed_fills_every_resource(system: System, new_workspace) -> None:
+    """Seeded data shows through every read endpoint, and the same seed gives the same data."""
+    a, b = await new_workspace(), await new_workspace()
+    result = await ctl(system, "seed", "--workspace", a.id, "--ideas", "400", "--customers", "30")
+    assert result["ideas"] == 400
+    await ctl(system, "seed", "--workspace", b.id, "--ideas", "400", "--customers", "30")
+    got = await titles(a.api)
+    assert got == await titles(b.api) and len(got) > 380  # deleted ideas are left out
+    statuses = {s for _, _, s in got}
+    assert {"new", "shipped", "planned", "rejected"} <= statuses
+    api = a.api
+    info = (await api.get("/api/v1/workspace")).data
+    assert info["ideasTotal"] == len(got)
+    tags = (await api.get("/api/v1/tags")).data
+    assert len(tags) >= 10 and sum(t["ideaCount"] for t in tags) > 0
+    products = (await api.get("/api/v1/products")).data
+    assert any(p["parentId"] for p in products) and any(p["parentId"] is None for p in products)
+    members = (await api.get("/api/v1/members")).data
+    assert {m["role"] for m in members} >= {"owner", "admin", "member"}
+    stages = (await api.get("/api/v1/roadmap/stages")).data
+    assert [s["slug"] for s in stages] == ["now", "next", "later"]
+    seen: dict[str, int] = {}
+    ideas = (await api.get("/api/v1/ideas", params={"limit": 100, "sort": "signalCount"})).data
+    for idea in ideas[:40]:
+        for sub in ("signals", "decisions", "evidence", "participants", "meetings",
+                    "support-tickets", "votes"):
+            r = await api.get(f"/api/v1/ideas/{idea['id']}/{sub}")
+            assert r.status == 200
+            data = r.data if sub != "votes" else r.data["votes"]
+            seen[sub] = seen.get(sub, 0) + len(data)
+    assert seen["signals"] > 0 and seen["decisions"] > 0 and seen["votes"] > 0
+    scored = await api.get("/api/v1/ideas", params={"sort": "riceScore", "limit": 5})
+    assert scored.data[0]["rice"]["score"] is not None
+
+
+async def test_seed_refuses_unknown_workspace(system: System) -> None:
+    """seed with a workspace that does not exist exits 1 with a message."""
+    env = {**os.environ, "DATABASE_URL": system.database_url}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "services.ctl", "seed", "--workspace",
+        "00000000-0000-4000-8000-000000000000", cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _, err = await proc.communicate()
+    assert proc.returncode == 1 and b"not found" in err
+
+
+async def test_demo_prints_a_working_key(system: System, api: Api) -> None:
+    """demo creates a seeded pro workspace and a key that works."""
+    out = await ctl(system, "demo", "--ideas", "50", "--customers", "5")
+    assert set(out) == {"workspaceId", "key", "baseUrl"}
+    demo = api.with_key(out["key"])
+    info = (await demo.get("/api/v1/workspace")).data
+    assert info["id"] == out["workspaceId"] and info["plan"] == "pro" and info["name"] == "Demo"
+    assert info["ideasTotal"] > 40
