@@ -141,12 +141,25 @@ class _Conn(asyncio.Protocol):
         self.waiter.set_result(Answer(status, headers, body))
 
 
-class UpstreamPool:
-    """Idle keep-alive connections per service address; one request per connection at a time."""
+Addr = tuple[str, int]
 
-    def __init__(self, connect_timeout: float = 5.0, read_timeout: float = 120.0) -> None:
+
+class UpstreamPool:
+    """Keep-alive connections per service address; one request per connection at a time.
+
+    At most `max_per_host` requests per address are in flight; further ones wait for a
+    connection to come free. A service whose database pool holds 10 connections gains nothing
+    from hundreds of concurrent requests, and opening a connection per waiting request when a
+    service slows down would spend the CPU it needs to catch up.
+    """
+
+    def __init__(self, connect_timeout: float = 5.0, read_timeout: float = 120.0,
+                 max_per_host: int = 100) -> None:
         self.connect_timeout, self.read_timeout = connect_timeout, read_timeout
-        self._idle: dict[tuple[str, int], deque[_Conn]] = {}
+        self.max_per_host = max_per_host
+        self._idle: dict[Addr, deque[_Conn]] = {}
+        self._busy: dict[Addr, int] = {}
+        self._waiters: dict[Addr, deque[asyncio.Future[_Conn | None]]] = {}
 
     async def request(self, host: str, port: int, method: str, target: str,
                       headers: list[tuple[str, str]], body: bytes | None) -> Answer:
@@ -158,23 +171,26 @@ class UpstreamPool:
         if body or method not in ("GET", "HEAD", "DELETE", "OPTIONS"):
             head.append(f"Content-Length: {len(body or b'')}")
         data = ("\r\n".join(head) + "\r\n\r\n").encode("utf-8") + (body or b"")
-        conn, reused = await self._acquire(host, port)
+        addr = (host, port)
+        conn, reused = await self._acquire(addr)
         try:
-            return await self._exchange(host, port, conn, data, method)
-        except UpstreamError:
-            # A kept-alive connection the service closed just as we wrote: nothing was read,
-            # so nothing was done; retry once on a new connection when that is safe.
-            if not (reused and not conn.got_bytes and method in _IDEMPOTENT):
-                raise
-            conn, _ = await self._acquire(host, port, fresh=True)
-            return await self._exchange(host, port, conn, data, method)
+            try:
+                return await self._exchange(conn, data, method)
+            except UpstreamError:
+                # A kept-alive connection the service closed just as we wrote: nothing was
+                # read, so nothing was done; retry once on a new connection when that is safe.
+                if not (reused and not conn.got_bytes and method in _IDEMPOTENT):
+                    raise
+                conn = await self._connect(addr)
+                return await self._exchange(conn, data, method)
+        finally:
+            self._release(addr, conn)
 
-    async def _exchange(self, host: str, port: int, conn: _Conn, data: bytes,
-                        method: str) -> Answer:
+    async def _exchange(self, conn: _Conn, data: bytes, method: str) -> Answer:
         fut = conn.start(data, no_body=method == "HEAD")
         timer = asyncio.get_running_loop().call_later(self.read_timeout, self._expire, conn)
         try:
-            answer = await fut
+            return await fut
         except BaseException:
             conn.reusable = False
             if conn.transport is not None:
@@ -182,41 +198,73 @@ class UpstreamPool:
             raise
         finally:
             timer.cancel()
-        self._release(host, port, conn)
-        return answer
 
     @staticmethod
     def _expire(conn: _Conn) -> None:
         if conn.waiter is not None and not conn.waiter.done():
             conn.waiter.set_exception(UpstreamError("no answer in time"))
 
-    async def _acquire(self, host: str, port: int, fresh: bool = False) -> tuple[_Conn, bool]:
-        idle = self._idle.get((host, port))
+    async def _acquire(self, addr: Addr) -> tuple[_Conn, bool]:
+        """A connection and a slot (released by `_release`); True when it was kept alive."""
+        idle = self._idle.get(addr)
         now = time.monotonic()
-        while idle and not fresh:
+        while idle:
             conn = idle.pop()
             if not conn.closed and now - conn.idle_since < _IDLE_S:
+                self._busy[addr] = self._busy.get(addr, 0) + 1
                 return conn, True
             if conn.transport is not None:
                 conn.transport.close()
+        if self._busy.get(addr, 0) >= self.max_per_host:
+            fut: asyncio.Future[_Conn | None] = asyncio.get_running_loop().create_future()
+            self._waiters.setdefault(addr, deque()).append(fut)
+            try:
+                handed = await fut  # the slot comes with it, and maybe a connection
+            except asyncio.CancelledError:
+                if fut.done() and not fut.cancelled():
+                    self._release(addr, fut.result())  # pass the slot on
+                raise
+            if handed is not None:
+                return handed, True
+        else:
+            self._busy[addr] = self._busy.get(addr, 0) + 1
+        try:
+            return await self._connect(addr), False
+        except BaseException:
+            self._release(addr, None)
+            raise
+
+    async def _connect(self, addr: Addr) -> _Conn:
         loop = asyncio.get_running_loop()
         try:
-            _, conn = await asyncio.wait_for(loop.create_connection(_Conn, host, port),
+            _, conn = await asyncio.wait_for(loop.create_connection(_Conn, *addr),
                                              self.connect_timeout)
         except (OSError, asyncio.TimeoutError) as err:
-            raise UpstreamError(f"cannot connect to {host}:{port}: {err!r}") from err
-        return conn, False
+            raise UpstreamError(f"cannot connect to {addr[0]}:{addr[1]}: {err!r}") from err
+        return conn
 
-    def _release(self, host: str, port: int, conn: _Conn) -> None:
-        if conn.closed or not conn.reusable or conn.buf:
-            if conn.transport is not None:
-                conn.transport.close()
+    def _release(self, addr: Addr, conn: _Conn | None) -> None:
+        """Give the slot (and the connection, if it can serve again) to a waiter, or free it."""
+        usable = (conn is not None and not conn.closed and conn.reusable and not conn.buf)
+        if conn is not None and not usable and conn.transport is not None:
+            conn.transport.close()
+        if usable:
+            assert conn is not None
+            conn.waiter = None
+        waiters = self._waiters.get(addr)
+        while waiters:
+            w = waiters.popleft()
+            if not w.done():
+                w.set_result(conn if usable else None)
+                return
+        self._busy[addr] -= 1
+        if not usable:
             return
-        idle = self._idle.setdefault((host, port), deque())
+        assert conn is not None and conn.transport is not None
+        idle = self._idle.setdefault(addr, deque())
         if len(idle) >= _MAX_IDLE:
-            conn.transport.close()  # type: ignore[union-attr]
+            conn.transport.close()
             return
-        conn.waiter = None
         conn.idle_since = time.monotonic()
         idle.append(conn)
 

@@ -28,6 +28,8 @@ class RawServer:
         self.port = free_port()
         self.requests: list[bytes] = []
         self.connections = 0
+        self.in_flight = 0
+        self.most_in_flight = 0
         self.server: asyncio.base_events.Server | None = None
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -52,6 +54,14 @@ class RawServer:
                     await writer.drain()
                     await asyncio.sleep(0.05)
                     break
+                if path == "/slow":
+                    self.in_flight += 1
+                    self.most_in_flight = max(self.most_in_flight, self.in_flight)
+                    await asyncio.sleep(0.1)
+                    self.in_flight -= 1
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nslow")
+                    await writer.drain()
+                    continue
                 if path == "/drop":
                     break
                 if path == "/echo":
@@ -149,4 +159,21 @@ async def test_a_stale_connection_is_retried_for_safe_methods_only(raw: RawServe
         else:
             with pytest.raises(UpstreamError):
                 await get(pool, raw, "/length", method="POST", body=b"{}")
+    pool.close()
+
+
+async def test_in_flight_requests_per_service_are_bounded(raw: RawServer) -> None:
+    """Past `max_per_host`, requests wait for a free connection instead of opening more."""
+    pool = UpstreamPool(max_per_host=2)
+    answers = await asyncio.gather(*(get(pool, raw, "/slow") for _ in range(6)))
+    assert [a.body for a in answers] == [b"slow"] * 6
+    assert raw.most_in_flight == 2 and raw.connections == 2
+    # A waiter that gives up does not take its slot with it.
+    waiting = [asyncio.create_task(get(pool, raw, "/slow")) for _ in range(4)]
+    await asyncio.sleep(0.02)
+    waiting[3].cancel()
+    done = await asyncio.gather(*waiting, return_exceptions=True)
+    assert isinstance(done[3], asyncio.CancelledError)
+    assert (await get(pool, raw, "/slow")).body == b"slow"
+    assert pool._busy[("127.0.0.1", raw.port)] == 0
     pool.close()
