@@ -48,18 +48,22 @@ _PREPARE = """
 class SharedCounter:
     """Per-window counters in PostgreSQL, with concurrent hits on one bucket coalesced.
 
-    The hits that arrive on a bucket while its previous statement is in flight are added in
-    one statement (`count = count + n RETURNING count`), and each gets its own number
-    `count - n + 1 .. count`. Every hit still gets a distinct ordinal from the database's
-    atomic counter, so the (limit+1)th hit of a window is refused whichever replica took it:
-    exactly as exact as one statement per hit, with far fewer round trips and one lock holder
-    per replica on a busy workspace's row.
+    Hits on a bucket that arrive together (in one turn of the event loop, or while
+    `IN_FLIGHT` statements on that bucket are already out) are added in one statement
+    (`count = count + n RETURNING count`), and each gets its own number `count - n + 1 ..
+    count`. Every hit still gets a distinct ordinal from the database's atomic counter, so the
+    (limit+1)th hit of a window is refused whichever replica took it: exactly as exact as one
+    statement per hit, with far fewer round trips. A few statements per bucket may be out at
+    once, so one slow round trip does not hold up every request behind it.
     """
+
+    IN_FLIGHT = 4
 
     def __init__(self, pool: aiopg.Pool) -> None:
         self.pool = pool
         self._pending: dict[tuple[str, float], list[asyncio.Future[int]]] = {}
-        self._busy: set[tuple[str, float]] = set()
+        self._in_flight: dict[tuple[str, float], int] = {}
+        self._scheduled: set[tuple[str, float]] = set()
         self._tasks: set[asyncio.Task[None]] = set()  # held, so no flush is collected midway
         # Buckets whose window is known to be used up (window start, limit): a client
         # hammering past its limit costs the database nothing more until the window ends.
@@ -69,34 +73,44 @@ class SharedCounter:
         """Count one hit; return its ordinal in the window (1 for the first)."""
         key = (bucket, window_start)
         fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        waiting = self._pending.get(key)
-        if waiting is not None:
-            waiting.append(fut)
-        else:
-            self._pending[key] = [fut]
-            if key not in self._busy:
-                self._busy.add(key)
-                task = asyncio.get_running_loop().create_task(self._flush(key))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+        self._pending.setdefault(key, []).append(fut)
+        self._schedule(key)
         return await fut
 
+    def _schedule(self, key: tuple[str, float]) -> None:
+        if key in self._scheduled or self._in_flight.get(key, 0) >= self.IN_FLIGHT:
+            return  # a flush will take this hit along
+        self._scheduled.add(key)
+        task = asyncio.get_running_loop().create_task(self._flush(key))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     async def _flush(self, key: tuple[str, float]) -> None:
+        # Runs a turn after it was scheduled: every hit of that turn goes in this batch.
+        self._scheduled.discard(key)
+        batch = self._pending.pop(key, None)
+        if not batch:
+            return
+        self._in_flight[key] = self._in_flight.get(key, 0) + 1
         try:
-            while batch := self._pending.pop(key, None):
-                try:
-                    total = await self._upsert(key, len(batch))
-                except Exception as err:  # each waiter hears of it (and answers 500/503)
-                    for f in batch:
-                        if not f.done():
-                            f.set_exception(err)
-                    continue
-                first = total - len(batch) + 1
-                for i, f in enumerate(batch):
-                    if not f.done():  # a waiter whose client left is still counted
-                        f.set_result(first + i)
+            total = await self._upsert(key, len(batch))
+        except Exception as err:  # each waiter hears of it (and answers 500)
+            for f in batch:
+                if not f.done():
+                    f.set_exception(err)
+        else:
+            first = total - len(batch) + 1
+            for i, f in enumerate(batch):
+                if not f.done():  # a waiter whose client left is still counted
+                    f.set_result(first + i)
         finally:
-            self._busy.discard(key)
+            left = self._in_flight[key] - 1
+            if left:
+                self._in_flight[key] = left
+            else:
+                del self._in_flight[key]
+            if self._pending.get(key):
+                self._schedule(key)
 
     async def _upsert(self, key: tuple[str, float], n: int) -> int:
         bucket, start = key
