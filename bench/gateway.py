@@ -30,7 +30,7 @@ PATH = "/api/v1/roadmap/stages"
 WRK_SECONDS = int(os.environ.get("BENCH_WRK_SECONDS", "5"))
 PACED_SECONDS = float(os.environ.get("BENCH_PACED_SECONDS", "8"))
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "32"))
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 
 
 def _real_route() -> bool:
