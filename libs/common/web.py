@@ -241,13 +241,25 @@ def broker_context(consumers: dict[str, Handler] | None = None, schema: str | No
 
         task = asyncio.create_task(connect())
         yield
+        # Bounded: with the broker down or half up, connecting and closing can wait for an
+        # answer that never comes, and SIGTERM must still end the process in time.
         task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        for consumer in started:
-            await consumer.stop()
-        await broker.close()
+        await asyncio.wait({task}, timeout=BROKER_CLOSE_S)
+        try:
+            await asyncio.wait_for(_close_broker(started, broker), BROKER_CLOSE_S)
+        except (asyncio.TimeoutError, Exception) as err:
+            log.warning("broker_close_failed", error=repr(err))
 
     return ctx
+
+
+BROKER_CLOSE_S = 3.0
+
+
+async def _close_broker(consumers: list[Consumer], broker: Broker) -> None:
+    for consumer in consumers:
+        await consumer.stop()
+    await broker.close()
 
 
 def relay_context(schema: str) -> Callable[[web.Application], AsyncIterator[None]]:

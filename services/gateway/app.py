@@ -9,10 +9,10 @@ import aiohttp
 import structlog
 from aiohttp import web
 
-from libs.common.caller import Caller
 from libs.common.contract import API, Route
 from libs.common.errors import (ApiError, InsufficientScope, InvalidKey, MethodNotAllowed,
-                                NotFound, PlanRequired, RateLimited, Unauthorized)
+                                NotFound, PayloadTooLarge, PlanRequired, RateLimited,
+                                Unauthorized)
 from libs.common.plans import GATED_PLANS
 from libs.common.settings import Settings
 from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, SETTINGS, create_app,
@@ -21,15 +21,19 @@ from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, SETTINGS, create_a
 from . import idempotency, ratelimit
 from .auth import KeyInfo, KeyStore, bearer_token
 from .openapi import openapi_handler
-from .proxy import Upstreams, forward, forward_headers
+from .proxy import Upstreams, forward, forward_headers, relay_whole
+from .upstream import UpstreamPool
 from .routing import ROUTE_TABLE
 
 KEYS = web.AppKey("keys", KeyStore)
+COUNTER = web.AppKey("counter", ratelimit.SharedCounter)
 UPSTREAMS = web.AppKey("upstreams", Upstreams)
 PROXY_SESSION = web.AppKey("proxy_session", aiohttp.ClientSession)
+POOL = web.AppKey("upstream_pool", UpstreamPool)
 KEY = web.RequestKey("key", KeyInfo)
 VERDICT = web.RequestKey("verdict", ratelimit.Verdict)
 OPENAPI_PATH = f"{API}/openapi.json"
+log = structlog.get_logger("gateway")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -52,8 +56,8 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
     except (Unauthorized, InvalidKey) as err:
         return await _limited_by_address(request, handler, err)
     request[KEY] = info
-    structlog.contextvars.bind_contextvars(workspace_id=str(info.workspace_id))
-    verdict = await ratelimit.hit(app[PG_POOL], f"ws:{info.workspace_id}", info.rate_limit, 60)
+    structlog.contextvars.bind_contextvars(workspace_id=info.bucket[3:])
+    verdict = await app[COUNTER].hit(info.bucket, info.rate_limit, 60)
     request[VERDICT] = verdict
     try:
         if not verdict.allowed:
@@ -66,7 +70,16 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
         raise MethodNotAllowed(headers=verdict.headers()) from err
     except web.HTTPNotFound as err:
         raise NotFound(headers=verdict.headers()) from err
-    if not response.prepared:
+    except web.HTTPRequestEntityTooLarge as err:
+        raise PayloadTooLarge(headers=verdict.headers()) from err
+    except (asyncio.CancelledError, web.HTTPException):
+        raise
+    except Exception as err:
+        # Logged here, once, so that even this answer carries the rate headers.
+        log.exception("unhandled_error", method=request.method, path=path)
+        raise ApiError(f"Internal server error (request {request[REQUEST_ID]})",
+                       headers=verdict.headers()) from err
+    if not response.prepared and "RateLimit-Limit" not in response.headers:
         response.headers.update(verdict.headers())
     return response
 
@@ -74,7 +87,7 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
 async def _limited_by_address(request: web.Request, handler: Handler,
                               auth_error: ApiError | None) -> web.StreamResponse:
     s = request.app[SETTINGS]
-    verdict = await ratelimit.hit(request.app[PG_POOL], f"ip:{client_address(request)}",
+    verdict = await request.app[COUNTER].hit(f"ip:{client_address(request)}",
                                   s.unauthenticated_rpm, 60)
     if not verdict.allowed:
         raise RateLimited("Too many unauthenticated requests", headers=verdict.headers())
@@ -84,13 +97,6 @@ async def _limited_by_address(request: web.Request, handler: Handler,
     response = await handler(request)
     response.headers.update(verdict.headers())
     return response
-
-
-def caller_of(request: web.Request) -> Caller:
-    k = request[KEY]
-    return Caller(workspace_id=k.workspace_id, workspace_name=k.workspace_name, plan=k.plan,
-                  inbox_mode=k.inbox_mode, key_id=k.key_id, key_name=k.key_name,
-                  scopes=k.scopes, request_id=request[REQUEST_ID])
 
 
 async def automation_auth(request: web.Request) -> web.Response:
@@ -114,7 +120,7 @@ def route_handler(route: Route) -> Handler:
             raise PlanRequired(f"Not available on the {info.plan} plan")
         if route.export:
             s = app[SETTINGS]
-            window = await ratelimit.hit(app[PG_POOL], f"export:{info.workspace_id}",
+            window = await app[COUNTER].hit(f"export:{info.workspace_id}",
                                          s.export_per_hour, 3600)
             if not window.allowed:
                 raise RateLimited(f"Export limit of {s.export_per_hour} per hour exceeded",
@@ -129,14 +135,16 @@ def route_handler(route: Route) -> Handler:
 
 async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
     app = request.app
-    s = app[SETTINGS]
-    headers = forward_headers(request, caller_of(request), s.internal_token)
+    headers = forward_headers(request, request[KEY].internal_headers, request[REQUEST_ID])
     extra = request[VERDICT].headers()
     body = await request.read() if request.can_read_body else None
-    base = app[UPSTREAMS].next(route.service)
+    target = app[UPSTREAMS].next(route.service)
 
-    async def call() -> web.Response:
-        resp = await forward(app[PROXY_SESSION], request, base, headers, body, extra, buffer=True)
+    async def whole() -> web.Response:
+        if target.lean:
+            return await relay_whole(app[POOL], request, target, headers, body, extra)
+        resp = await forward(app[PROXY_SESSION], request, target.base, headers, body, extra,
+                             buffer=True)
         assert isinstance(resp, web.Response)
         return resp
 
@@ -145,13 +153,16 @@ async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
         idempotency.check_key(key)
         fingerprint = idempotency.request_hash(request.method, request.path_qs, body or b"")
         return await idempotency.run_once(app[PG_POOL], request[KEY].workspace_id, key,
-                                          fingerprint, extra, call)
-    return await forward(app[PROXY_SESSION], request, base, headers, body, extra)
+                                          fingerprint, extra, whole)
+    if route.export or not target.lean:  # exports stream, whatever their size
+        return await forward(app[PROXY_SESSION], request, target.base, headers, body, extra)
+    return await whole()
 
 
 async def _state(app: web.Application) -> AsyncIterator[None]:
     s = app[SETTINGS]
-    app[KEYS] = KeyStore(app[PG_POOL], s.key_cache_ttl_s)
+    app[KEYS] = KeyStore(app[PG_POOL], s.key_cache_ttl_s, s.internal_token)
+    app[COUNTER] = ratelimit.SharedCounter(app[PG_POOL])
     app[UPSTREAMS] = Upstreams({"ideas": s.ideas_urls, "customers": s.customers_urls,
                                 "webhooks": s.webhooks_urls, "analytics": s.analytics_urls})
     session = aiohttp.ClientSession(
@@ -161,10 +172,12 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
         auto_decompress=False, skip_auto_headers=("User-Agent", "Accept-Encoding"),
     )
     app[PROXY_SESSION] = session
+    app[POOL] = UpstreamPool(connect_timeout=5.0, read_timeout=120.0)
     sweeper = asyncio.create_task(ratelimit.sweep_forever(app[PG_POOL]))
     yield
     sweeper.cancel()
     await asyncio.gather(sweeper, return_exceptions=True)
+    app[POOL].close()
     await session.close()
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import aiopg
 
 from libs.common import db
+from libs.common.caller import H_REQUEST_ID, Caller
 from libs.common.errors import InvalidKey, Unauthorized
 from libs.common.plans import RATE_PER_MINUTE
 
@@ -30,6 +31,8 @@ class KeyInfo:
     plan: str
     inbox_mode: str
     rate_limit: int
+    bucket: str                     # the workspace's rate window
+    internal_headers: dict[str, str]  # the caller as services get it, without the request id
 
 
 def bearer_token(header: str | None) -> str:
@@ -44,8 +47,8 @@ def bearer_token(header: str | None) -> str:
 
 
 class KeyStore:
-    def __init__(self, pool: aiopg.Pool, ttl: float) -> None:
-        self.pool, self.ttl = pool, ttl
+    def __init__(self, pool: aiopg.Pool, ttl: float, internal_token: str) -> None:
+        self.pool, self.ttl, self.token = pool, ttl, internal_token
         self._cache: dict[bytes, tuple[float, KeyInfo | None]] = {}
 
     async def authenticate(self, token: str) -> KeyInfo:
@@ -72,9 +75,17 @@ class KeyStore:
                  WHERE k.key_hash = %s AND k.revoked_at IS NULL""", (digest,))
         if row is None:
             return None
+        scopes = frozenset(row["scopes"])
+        # Built once per cache fill, not per request: the gateway's hot path stays short.
+        who = Caller(workspace_id=row["workspace_id"], workspace_name=row["workspace_name"],
+                     plan=row["plan"], inbox_mode=row["inbox_mode"], key_id=row["id"],
+                     key_name=row["name"], scopes=scopes, request_id="")
+        internal = who.headers(self.token)
+        del internal[H_REQUEST_ID]
         return KeyInfo(
             key_id=row["id"], key_name=row["name"], kind=row["kind"],
-            scopes=frozenset(row["scopes"]), workspace_id=row["workspace_id"],
+            scopes=scopes, workspace_id=row["workspace_id"],
             workspace_name=row["workspace_name"], plan=row["plan"], inbox_mode=row["inbox_mode"],
             rate_limit=row["rate_limit_per_minute"] or RATE_PER_MINUTE[row["plan"]],
+            bucket=f"ws:{row['workspace_id']}", internal_headers=internal,
         )

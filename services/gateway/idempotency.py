@@ -7,6 +7,7 @@ The key is claimed with an insert (`in_flight`); a concurrent repeat finds the c
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import uuid
 from collections.abc import Awaitable, Callable
@@ -15,6 +16,7 @@ import aiopg
 import orjson
 import psycopg2
 from aiohttp import web
+from multidict import CIMultiDict
 
 from libs.common import db
 from libs.common.errors import Conflict, ValidationFailed
@@ -39,10 +41,13 @@ async def run_once(pool: aiopg.Pool, workspace_id: uuid.UUID, key: str, fingerpr
                    extra_headers: dict[str, str],
                    call: Callable[[], Awaitable[web.Response]]) -> web.Response:
     async with db.cursor(pool) as cur:
-        # An expired record (older than 24 h) is as good as none.
+        # An expired record (older than 24 h) is as good as none; so is a claim whose
+        # gateway died mid-request (no request lives 5 minutes: the proxy reads time out).
         await cur.execute(
             "DELETE FROM gateway.idempotency_keys WHERE workspace_id = %s AND key = %s"
-            " AND created_at < now() - interval '24 hours'", (workspace_id, key))
+            " AND (created_at < now() - interval '24 hours'"
+            "      OR (state = 'in_flight' AND created_at < now() - interval '5 minutes'))",
+            (workspace_id, key))
         await cur.execute(
             "INSERT INTO gateway.idempotency_keys (workspace_id, key, request_hash, state)"
             " VALUES (%s, %s, %s, 'in_flight') ON CONFLICT DO NOTHING",
@@ -58,19 +63,26 @@ async def run_once(pool: aiopg.Pool, workspace_id: uuid.UUID, key: str, fingerpr
     try:
         response = await call()
     except BaseException:
-        await _release(pool, workspace_id, key)
+        await asyncio.shield(_release(pool, workspace_id, key))
         raise
     if response.status >= 500:
         await _release(pool, workspace_id, key)
         return response
-    stored = {k: v for k, v in response.headers.items() if k.lower() not in _REPLAY_DROP}
-    async with db.cursor(pool) as cur:
-        await cur.execute("""
-            UPDATE gateway.idempotency_keys SET state = 'done', response_status = %s,
-                   response_headers = %s, response_body = %s
-             WHERE workspace_id = %s AND key = %s""",
-            (response.status, orjson.dumps(stored).decode(),
-             psycopg2.Binary(response.body or b""), workspace_id, key))
+    # Pairs, not a dict: a header may repeat, and multidict's keys are not plain strings.
+    stored = [[str(k), v] for k, v in response.headers.items() if k.lower() not in _REPLAY_DROP]
+    try:
+        async with db.cursor(pool) as cur:
+            await cur.execute("""
+                UPDATE gateway.idempotency_keys SET state = 'done', response_status = %s,
+                       response_headers = %s, response_body = %s
+                 WHERE workspace_id = %s AND key = %s""",
+                (response.status, orjson.dumps(stored).decode(),
+                 psycopg2.Binary(response.body or b""), workspace_id, key))
+    except BaseException:
+        # The answer happened but could not be kept: free the key rather than leave it
+        # in flight for a day; the client still gets the answer.
+        await asyncio.shield(_release(pool, workspace_id, key))
+        raise
     return response
 
 
@@ -81,7 +93,7 @@ def _replay(row: dict | None, fingerprint: bytes, extra: dict[str, str]) -> web.
         raise Conflict("Idempotency-Key was already used with a different request")
     if row["state"] != "done":
         raise Conflict("A request with this Idempotency-Key is in progress")
-    headers = orjson.loads(row["response_headers"] or "{}")
+    headers = CIMultiDict((k, v) for k, v in orjson.loads(row["response_headers"] or "[]"))
     headers.update(extra)
     headers["Idempotent-Replayed"] = "true"
     return web.Response(status=row["response_status"], headers=headers,

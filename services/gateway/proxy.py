@@ -1,16 +1,24 @@
-"""The streaming keep-alive proxy from the gateway to the services."""
+"""The keep-alive proxy from the gateway to the services.
+
+Answers relayed whole (everything but exports) go through the lean client of `upstream.py`;
+exports, and services reached over https, go through aiohttp and stream chunk by chunk.
+"""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from libs.common.caller import Caller
+from libs.common.caller import H_REQUEST_ID
 from libs.common.errors import ServiceUnavailable
+
+from .upstream import UpstreamError, UpstreamPool
 
 # Hop-by-hop headers, and what only the gateway may set; an X-Ims-* header from a client
 # would otherwise impersonate the gateway's word about the caller.
@@ -22,35 +30,65 @@ _DROP_RESPONSE = frozenset({"connection", "keep-alive", "transfer-encoding", "co
 BUFFER_LIMIT = 256 * 1024
 
 
+@dataclass(frozen=True)
+class Target:
+    base: str       # scheme://host:port
+    host: str
+    port: int
+    lean: bool      # plain http: the lean client can reach it
+
+
+def _target(url: str) -> Target:
+    u = urlsplit(url)
+    port = u.port or (443 if u.scheme == "https" else 80)
+    return Target(url.rstrip("/"), u.hostname or "127.0.0.1", port, u.scheme == "http")
+
+
 class Upstreams:
     """Round-robin over each service's base URLs."""
 
     def __init__(self, urls: dict[str, tuple[str, ...]]) -> None:
-        self._cycles: dict[str, Iterator[str]] = {k: itertools.cycle(v) for k, v in urls.items()}
+        self._cycles: dict[str, Iterator[Target]] = {
+            k: itertools.cycle([_target(u) for u in v]) for k, v in urls.items()}
 
-    def next(self, service: str) -> str:
+    def next(self, service: str) -> Target:
         return next(self._cycles[service])
 
 
-def forward_headers(request: web.Request, who: Caller, token: str) -> CIMultiDict[str]:
-    out: CIMultiDict[str] = CIMultiDict()
-    for name, value in request.headers.items():
-        low = name.lower()
-        if low in _DROP_REQUEST or low.startswith("x-ims-"):
-            continue
-        out.add(name, value)
-    out.update(who.headers(token))
+def forward_headers(request: web.Request, internal: dict[str, str],
+                    request_id: str) -> list[tuple[str, str]]:
+    """The client's end-to-end headers, then the caller (`internal`) and the request id."""
+    out = [(name, value) for name, value in request.headers.items()
+           if not ((low := name.lower()) in _DROP_REQUEST or low.startswith("x-ims-")
+                   or low == "x-request-id")]
+    out.extend(internal.items())
+    out.append((H_REQUEST_ID, request_id))
     return out
 
 
+async def relay_whole(pool: UpstreamPool, request: web.Request, target: Target,
+                      headers: list[tuple[str, str]], body: bytes | None,
+                      extra: dict[str, str]) -> web.Response:
+    """Send the request with the lean client; the answer comes back whole."""
+    try:
+        answer = await pool.request(target.host, target.port, request.method,
+                                    request.raw_path, headers, body)
+    except UpstreamError as err:
+        raise ServiceUnavailable("The service is unavailable; retry shortly") from err
+    resp_headers = CIMultiDict((k, v) for k, v in answer.headers
+                               if k.lower() not in _DROP_RESPONSE)
+    resp_headers.update(extra)
+    return web.Response(status=answer.status, headers=resp_headers, body=answer.body)
+
+
 async def forward(session: aiohttp.ClientSession, request: web.Request, base: str,
-                  headers: CIMultiDict[str], body: bytes | None,
+                  headers: list[tuple[str, str]], body: bytes | None,
                   extra: dict[str, str], buffer: bool = False) -> web.StreamResponse:
-    """Send the request upstream; small answers come back whole, large ones stream through."""
+    """Send the request with aiohttp; small answers come back whole, large ones stream."""
     url = base + request.raw_path
     try:
-        up = await session.request(request.method, url, headers=headers, data=body,
-                                   allow_redirects=False)
+        up = await session.request(request.method, url, headers=CIMultiDict(headers),
+                                   data=body, allow_redirects=False)
     except (aiohttp.ClientConnectionError, TimeoutError) as err:
         raise ServiceUnavailable("The service is unavailable; retry shortly") from err
     try:

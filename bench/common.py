@@ -1,0 +1,205 @@
+"""Shared benchmark helpers: a running system, load generators, percentiles, result files.
+
+Two load generators, because they answer different questions:
+- `wrk_run`: flat out, for capacity (requests per second); at saturation its latencies are
+  queueing, not service time.
+- `paced_run`: a fixed schedule of send times at a given rate, in a process of its own; each
+  latency is measured from the *scheduled* send time, so a stall delays the requests behind
+  it and shows in the percentiles (no coordinated omission).
+Every loop is bounded in count and time; targets are 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.support.api import make_key, make_workspace  # noqa: E402
+from tests.support.processes import (System, create_database, delete_queues,  # noqa: E402
+                                     drop_database)
+
+
+def percentile(values: list[float], p: float) -> float:
+    """The p-th percentile (0..100), nearest rank; 0.0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), int(round(p / 100 * len(ordered) + 0.5))))
+    return ordered[rank - 1]
+
+
+@asynccontextmanager
+async def running_system(replicas: dict[str, int] | None = None,
+                         env: dict[str, str] | None = None) -> AsyncIterator[System]:
+    """Every service as its own process, a fresh database and AMQP prefix; torn down after."""
+    url = create_database()
+    prefix = f"imsbench{secrets.token_hex(4)}"
+    system = System(url, prefix, replicas=replicas or {},
+                    env_overrides={"LOG_LEVEL": "info", **(env or {})})
+    system.start()
+    try:
+        await system.wait_ready(timeout=60)
+        yield system
+    finally:
+        system.stop()
+        await delete_queues(prefix)
+        drop_database(url)
+
+
+def new_workspace(system: System, plan: str = "enterprise",
+                  rate_limit: int | None = 1_000_000_000) -> dict[str, Any]:
+    """A workspace with an all-scope key: {"id", "key", "key_id"}."""
+    ws = make_workspace(system.database_url, plan=plan, rate_limit=rate_limit)
+    key = make_key(system.database_url, ws["id"])
+    return {"id": ws["id"], "key": key["key"], "key_id": key["id"]}
+
+
+# ---- wrk: flat-out capacity ------------------------------------------------------------
+
+_WRK_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
+
+
+def _ms(text: str) -> float:
+    m = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text.strip())
+    assert m, text
+    return float(m.group(1)) * _WRK_UNITS[m.group(2)]
+
+
+def wrk_run(url: str, headers: dict[str, str], duration_s: int = 10, connections: int = 32,
+            method: str = "GET", body: bytes | None = None, threads: int = 1) -> dict[str, Any]:
+    """Flat-out load with wrk; {"rps", "p50_ms", "p99_ms", "requests", "errors"}."""
+    lines = [f'wrk.method = "{method}"']
+    lines += [f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in headers.items()]
+    if body is not None:
+        lines.append(f"wrk.body = {json.dumps(body.decode())}")
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
+        f.write("\n".join(lines) + "\n")
+        script = f.name
+    try:
+        out = subprocess.run(
+            ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration_s}s",
+             "--latency", "-s", script, url],
+            check=True, capture_output=True, text=True, timeout=duration_s + 30).stdout
+    finally:
+        os.unlink(script)
+    pct = dict(re.findall(r"^\s+(\d+)%\s+(\S+)$", out, re.M))
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),  # type: ignore[union-attr]
+        "p50_ms": _ms(pct["50"]), "p99_ms": _ms(pct["99"]),
+        "requests": int(re.search(r"(\d+) requests in", out).group(1)),  # type: ignore[union-attr]
+        "errors": (int(non2xx.group(1)) if non2xx else 0)
+        + (sum(int(g) for g in sock.groups()) if sock else 0),
+        "connections": connections, "duration_s": duration_s,
+    }
+
+
+# ---- paced: latency at a fixed offered load ----------------------------------------------
+
+def paced_run(url: str, headers: dict[str, str], rate: float, duration_s: float = 10.0,
+              method: str = "GET", body: bytes | None = None,
+              max_in_flight: int = 2000) -> dict[str, Any]:
+    """Offer `rate` requests/s for `duration_s` from a separate process; latency percentiles."""
+    spec = json.dumps({"url": url, "headers": headers, "rate": rate, "duration_s": duration_s,
+                       "method": method, "body": body.decode() if body else None,
+                       "max_in_flight": max_in_flight})
+    out = subprocess.run([sys.executable, "-m", "bench.common", "paced", spec], cwd=ROOT,
+                         check=True, capture_output=True, text=True,
+                         timeout=duration_s + 60).stdout
+    return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
+    import aiohttp
+
+    rate, duration = float(spec["rate"]), float(spec["duration_s"])
+    total = int(rate * duration)
+    latencies: list[float] = []
+    errors = 0
+    late_starts = 0
+    body = spec["body"].encode() if spec["body"] else None
+    limit = asyncio.Semaphore(int(spec["max_in_flight"]))
+    conn = aiohttp.TCPConnector(limit=int(spec["max_in_flight"]), keepalive_timeout=60)
+    timeout = aiohttp.ClientTimeout(total=30)
+    async with aiohttp.ClientSession(connector=conn, timeout=timeout) as session:
+
+        async def one(scheduled: float) -> None:
+            nonlocal errors
+            async with limit:
+                try:
+                    async with session.request(spec["method"], spec["url"], data=body,
+                                               headers=spec["headers"]) as r:
+                        await r.read()
+                        ok = r.status < 400
+                except (aiohttp.ClientError, asyncio.TimeoutError):
+                    ok = False
+            if ok:
+                latencies.append((time.perf_counter() - scheduled) * 1000)
+            else:
+                errors += 1
+
+        # Warm the connection pool outside the measured schedule.
+        await asyncio.gather(*(one(time.perf_counter()) for _ in range(min(50, total))))
+        latencies.clear()
+        errors = 0
+        tasks = []
+        start = time.perf_counter() + 0.05
+        for i in range(total):
+            scheduled = start + i / rate
+            delay = scheduled - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            elif delay < -0.005:
+                late_starts += 1
+            tasks.append(asyncio.create_task(one(scheduled)))
+        await asyncio.gather(*tasks)
+        elapsed = time.perf_counter() - start
+    return {"offered_rps": rate, "sent": total, "ok": len(latencies), "errors": errors,
+            "achieved_rps": round(total / elapsed, 1), "late_starts": late_starts,
+            "p50_ms": round(percentile(latencies, 50), 2),
+            "p90_ms": round(percentile(latencies, 90), 2),
+            "p99_ms": round(percentile(latencies, 99), 2),
+            "max_ms": round(max(latencies, default=0.0), 2), "duration_s": duration}
+
+
+# ---- results ------------------------------------------------------------------------------
+
+def write_results(area: str, data: dict[str, Any], markdown: str) -> None:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{area}.json").write_text(json.dumps(data, indent=2) + "\n")
+    (RESULTS / f"{area}.md").write_text(markdown.rstrip() + "\n")
+
+
+def _main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "paced":
+        coro = _paced(json.loads(sys.argv[2]))
+        try:
+            import uvloop
+
+            result = uvloop.run(coro)
+        except ImportError:
+            result = asyncio.run(coro)
+        print(json.dumps(result))
+    else:
+        sys.exit("usage: python -m bench.common paced '<json spec>'")
+
+
+if __name__ == "__main__":
+    _main()

@@ -1,0 +1,131 @@
+"""Unit tests of libs.common: cursors, validation paths, settings, the request-id middleware."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from pydantic import Field
+
+from libs.common.errors import ValidationFailed
+from libs.common.pagination import decode_cursor, encode_cursor, page_info
+from libs.common.settings import Settings, SettingsError
+from libs.common.validation import Body, Query, loc_to_field, validate_json
+
+SECRET = "s3cret"
+SCOPE = {"sort": "createdAt", "order": "desc", "status": "new"}
+
+
+def test_cursor_round_trip() -> None:
+    token = encode_cursor(SECRET, SCOPE, ["2024-01-01T00:00:00Z", "7b0c"])
+    assert decode_cursor(SECRET, token, dict(reversed(SCOPE.items()))) == \
+        ["2024-01-01T00:00:00Z", "7b0c"]
+
+
+@pytest.mark.parametrize("mangle", [
+    lambda t: t[:-2] + ("AA" if not t.endswith("AA") else "BB"),          # signature
+    lambda t: base64.urlsafe_b64encode(b'{"s":"x","v":[1]}').decode().rstrip("=")
+    + "." + t.split(".")[1],                                              # payload swapped
+    lambda t: t.replace(".", ""),                                         # no separator
+    lambda t: "garbage",
+    lambda t: "",
+    lambda t: "!!!.???",
+])
+def test_tampered_cursor_is_a_validation_error(mangle) -> None:  # type: ignore[no-untyped-def]
+    token = encode_cursor(SECRET, SCOPE, [1, "a"])
+    with pytest.raises(ValidationFailed) as err:
+        decode_cursor(SECRET, mangle(token), SCOPE)
+    assert err.value.field == "cursor" and err.value.status == 400
+
+
+def test_cursor_of_another_scope_or_secret_is_refused() -> None:
+    token = encode_cursor(SECRET, SCOPE, [1, "a"])
+    for secret, scope in ((SECRET, {**SCOPE, "order": "asc"}), (SECRET, {}), ("other", SCOPE)):
+        with pytest.raises(ValidationFailed) as err:
+            decode_cursor(secret, token, scope)
+        assert err.value.field == "cursor"
+
+
+def test_page_info_has_no_cursor_on_the_last_page() -> None:
+    assert page_info(25, False, "x") == {"limit": 25, "hasMore": False, "nextCursor": None}
+    assert page_info(10, True, "c", total=3) == {"limit": 10, "hasMore": True,
+                                                 "nextCursor": "c", "total": 3}
+
+
+class Item(Body):
+    title: str = Field(min_length=1)
+
+
+class Batch(Body):
+    ideas: list[Item] = Field(min_length=1, max_length=3)
+    note: str | None = None
+
+
+@pytest.mark.parametrize("raw, field", [
+    (b'{"ideas": [{"title": "a"}, {"title": 3}]}', "ideas[1].title"),
+    (b'{"ideas": [{"title": "a"}, {"title": ""}]}', "ideas[1].title"),
+    (b'{"ideas": [{"title": "a", "x": 1}]}', "ideas[0].x"),
+    (b'{"ideas": []}', "ideas"),
+    (b'{"ideas": [{"title": "a"}], "extra": true}', "extra"),
+    (b'{"note": "n"}', "ideas"),
+    (b'{"ideas": "no"}', "ideas"),
+    (b'[]', "body"),
+])
+def test_validation_names_the_field(raw: bytes, field: str) -> None:
+    with pytest.raises(ValidationFailed) as err:
+        validate_json(raw, Batch)
+    assert err.value.field == field and err.value.body()["error"]["code"] == "validation_error"
+
+
+def test_strict_bodies_do_not_coerce() -> None:
+    with pytest.raises(ValidationFailed):
+        validate_json(b'{"ideas": [{"title": "a"}], "note": 5}', Batch)
+    assert validate_json(b'{"ideas": [{"title": "a"}]}', Batch).ideas[0].title == "a"
+
+
+def test_invalid_json_is_its_own_code() -> None:
+    with pytest.raises(Exception) as err:
+        validate_json(b'{"ideas": ', Batch)
+    assert getattr(err.value, "code", None) == "invalid_json"
+
+
+def test_loc_to_field() -> None:
+    assert loc_to_field(("ideas", 3, "title")) == "ideas[3].title"
+    assert loc_to_field(()) == "body"
+    assert loc_to_field((0, "a")) == "[0].a"
+
+
+class Q(Query):
+    limit: int = Field(25, ge=1, le=100)
+
+
+def test_query_model_rejects_unknown() -> None:
+    with pytest.raises(Exception):
+        Q.model_validate({"nope": "1"})
+    assert Q.model_validate({"limit": "7"}).limit == 7
+
+
+@pytest.mark.parametrize("env, name", [
+    ({"GATEWAY_PORT": "eighty"}, "GATEWAY_PORT"),
+    ({"IDEAS_PORT": "0"}, "IDEAS_PORT"),
+    ({"WEBHOOK_TIMEOUT_S": "-1"}, "WEBHOOK_TIMEOUT_S"),
+    ({"WEBHOOK_ALLOW_HTTP": "maybe"}, "WEBHOOK_ALLOW_HTTP"),
+    ({"IDEAS_URLS": "ftp://x"}, "IDEAS_URLS"),
+    ({"WEBHOOK_RETRY_SCHEDULE": "0,a"}, "WEBHOOK_RETRY_SCHEDULE"),
+    ({"WEBHOOK_RETRY_SCHEDULE": "0,-5"}, "WEBHOOK_RETRY_SCHEDULE"),
+    ({"LOG_FORMAT": "xml"}, "LOG_FORMAT"),
+    ({"UNAUTHENTICATED_RPM": "0"}, "UNAUTHENTICATED_RPM"),
+])
+def test_bad_settings_name_the_variable(env: dict[str, str], name: str) -> None:
+    with pytest.raises(SettingsError, match=name):
+        Settings.from_env(env)
+
+
+def test_settings_defaults_and_overrides() -> None:
+    s = Settings.from_env({})
+    assert s.gateway_port == 8080 and s.ideas_urls == ("http://127.0.0.1:8081",)
+    assert s.insecure_defaults and s.unauthenticated_rpm == 60 and s.export_per_hour == 10
+    s = Settings.from_env({"IDEAS_URLS": "http://a:1/, http://b:2", "INTERNAL_TOKEN": "t",
+                           "CURSOR_SECRET": "c", "WEBHOOK_RETRY_SCHEDULE": "0,1,1"})
+    assert s.ideas_urls == ("http://a:1", "http://b:2") and not s.insecure_defaults
+    assert s.webhook_retry_schedule == (0.0, 1.0, 1.0)
