@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import signal
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -301,6 +302,19 @@ def create_app(settings: Settings, process: str, *, internal: bool = True,
     return app
 
 
+def dump_tasks() -> None:
+    """Log every asyncio task with its stack (SIGUSR1): what a process that will not stop waits on."""
+    for task in asyncio.all_tasks():
+        frames = [f"{f.f_code.co_filename}:{f.f_lineno} {f.f_code.co_name}"
+                  for f in task.get_stack(limit=12)]
+        log.warning("task_dump", task=task.get_name(), coro=repr(task.get_coro()), stack=frames)
+
+
+async def _debug_signals(app: web.Application) -> AsyncIterator[None]:
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump_tasks)
+    yield
+
+
 def run(app: web.Application, host: str, port: int) -> None:
     """Serve until SIGTERM/SIGINT, then shut down gracefully within the configured timeout."""
     settings = app[SETTINGS]
@@ -311,6 +325,7 @@ def run(app: web.Application, host: str, port: int) -> None:
         loop = uvloop.new_event_loop()
     except ImportError:
         pass
+    app.cleanup_ctx.insert(0, _debug_signals)
     log.info("starting", process=app[PROCESS], host=host, port=port)
     if settings.insecure_defaults:
         log.warning("insecure_defaults", hint="set INTERNAL_TOKEN and CURSOR_SECRET")

@@ -1,10 +1,11 @@
 """A lean HTTP/1.1 keep-alive client for the gateway's calls whose answer is relayed whole.
 
 aiohttp's client spends about 95 µs of CPU per request on this kind of machine (request and
-response objects, timers, tracing hooks, cookie handling) against about 10 µs for writing one
-request and parsing one answer here: a third of the gateway's whole cost per call. It handles
-only what the services send: plain HTTP/1.1 to 127.0.0.1-like hosts, answers framed by
-Content-Length, chunked or by close. Streamed answers (exports) keep using aiohttp.
+response objects, timers, tracing hooks, cookie handling): a third of the gateway's whole cost
+per call. This pool writes the request itself and leaves parsing the answer to llhttp through
+httptools (the parser uvicorn uses), so no HTTP parsing is written here. It serves only the
+services' answers: plain HTTP/1.1, framed by Content-Length or chunked. Streamed answers
+(exports) keep using aiohttp.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import asyncio
 import time
 from collections import deque
 from dataclasses import dataclass
+
+import httptools
 
 _IDLE_S = 30.0           # services close idle connections after 75 s: never reuse one near that
 _MAX_IDLE = 256          # idle connections kept per service address
@@ -31,114 +34,73 @@ class Answer:
 
 
 class _Conn(asyncio.Protocol):
-    """One connection; parses one answer at a time."""
+    """One connection; one answer at a time, parsed by llhttp (httptools)."""
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
-        self.buf = bytearray()
         self.waiter: asyncio.Future[Answer] | None = None
         self.closed = False
         self.reusable = True
         self.got_bytes = False
-        self.no_body = False
+        self.pending = False          # bytes of an answer arrived that is not complete yet
         self.idle_since = 0.0
-        self._head: tuple[int, list[tuple[str, str]]] | None = None
-        self._length: int | None = None     # None with _chunked False: read until close
-        self._chunked = False
+        self._parser = httptools.HttpResponseParser(self)
+        self._headers: list[tuple[str, str]] = []
+        self._body: list[bytes] = []
+        self._until_close = False     # neither Content-Length nor chunked: the body ends at close
 
+    # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        w = self.waiter
-        if w is None or w.done():
-            return
-        if self._head is not None and self._length is None and not self._chunked:
-            self._finish(bytes(self.buf))  # framed by close: the close is the end
-        else:
-            w.set_exception(UpstreamError(f"connection closed: {exc!r}"))
-
-    def start(self, data: bytes, no_body: bool) -> asyncio.Future[Answer]:
-        assert self.transport is not None
-        self.waiter = asyncio.get_running_loop().create_future()
-        self.got_bytes, self.no_body, self._head = False, no_body, None
-        self.transport.write(data)
-        return self.waiter
+        if self._until_close and exc is None:
+            self.on_message_complete()  # an answer framed by close ends with the close
+        self._fail(UpstreamError(f"connection closed: {exc!r}"))
 
     def data_received(self, data: bytes) -> None:
-        self.got_bytes = True
-        self.buf += data
+        self.got_bytes = self.pending = True
         try:
-            self._parse()
-        except (ValueError, IndexError) as err:
+            self._parser.feed_data(data)
+        except httptools.HttpParserError as err:
             self.reusable = False
-            if self.waiter is not None and not self.waiter.done():
-                self.waiter.set_exception(UpstreamError(f"bad answer: {err!r}"))
+            self._fail(UpstreamError(f"bad answer: {err!r}"))
             if self.transport is not None:
                 self.transport.close()
 
-    def _parse(self) -> None:
-        if self.waiter is None or self.waiter.done():
-            return
-        if self._head is None:
-            end = self.buf.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            lines = bytes(self.buf[:end]).decode("latin-1").split("\r\n")
-            del self.buf[:end + 4]
-            status = int(lines[0].split(" ", 2)[1])
-            headers = []
-            self._length, self._chunked = None, False
-            for line in lines[1:]:
-                name, _, value = line.partition(":")
-                value = value.strip()
-                low = name.lower()
-                if low == "content-length":
-                    self._length = int(value)
-                elif low == "transfer-encoding":
-                    self._chunked = "chunked" in value.lower()
-                elif low == "connection" and value.lower() == "close":
-                    self.reusable = False
-                headers.append((name, value))
-            self._head = (status, headers)
-            if self.no_body or status in (204, 304) or 100 <= status < 200:
-                self._length, self._chunked = 0, False
-            if self._length is None and not self._chunked:
-                self.reusable = False
-        if self._chunked:
-            body = self._dechunk()
-            if body is not None:
-                self._finish(body)
-        elif self._length is not None and len(self.buf) >= self._length:
-            body = bytes(self.buf[:self._length])
-            del self.buf[:self._length]
-            self._finish(body)
+    # httptools callbacks
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._headers.append((name.decode("latin-1"), value.decode("latin-1")))
 
-    def _dechunk(self) -> bytes | None:
-        """The whole body once the last chunk (and trailers) arrived, else None."""
-        out, pos, buf = bytearray(), 0, self.buf
-        while True:
-            eol = buf.find(b"\r\n", pos)
-            if eol < 0:
-                return None
-            size = int(bytes(buf[pos:eol]).split(b";", 1)[0], 16)
-            if size == 0:
-                end = buf.find(b"\r\n\r\n", eol) if buf[eol + 2:eol + 4] != b"\r\n" else eol
-                if end < 0:
-                    return None
-                del buf[:end + 4]
-                return bytes(out)
-            if len(buf) < eol + 2 + size + 2:
-                return None
-            out += buf[eol + 2:eol + 2 + size]
-            pos = eol + 2 + size + 2
+    def on_headers_complete(self) -> None:
+        names = {name.lower() for name, _ in self._headers}
+        status = self._parser.get_status_code()
+        self._until_close = not ({"content-length", "transfer-encoding"} & names) and \
+            status >= 200 and status not in (204, 304)
 
-    def _finish(self, body: bytes) -> None:
-        assert self._head is not None and self.waiter is not None
-        status, headers = self._head
-        self._head = None
-        self.waiter.set_result(Answer(status, headers, body))
+    def on_body(self, body: bytes) -> None:
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        self.pending = self._until_close = False
+        if not self._parser.should_keep_alive():
+            self.reusable = False
+        answer = Answer(self._parser.get_status_code(), self._headers, b"".join(self._body))
+        self._headers, self._body = [], []
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(answer)
+
+    def start(self, data: bytes) -> asyncio.Future[Answer]:
+        assert self.transport is not None
+        self.waiter = asyncio.get_running_loop().create_future()
+        self.got_bytes = False
+        self.transport.write(data)
+        return self.waiter
+
+    def _fail(self, err: UpstreamError) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_exception(err)
 
 
 Addr = tuple[str, int]
@@ -187,7 +149,7 @@ class UpstreamPool:
             self._release(addr, conn)
 
     async def _exchange(self, conn: _Conn, data: bytes, method: str) -> Answer:
-        fut = conn.start(data, no_body=method == "HEAD")
+        fut = conn.start(data)
         timer = asyncio.get_running_loop().call_later(self.read_timeout, self._expire, conn)
         try:
             return await fut
@@ -245,7 +207,7 @@ class UpstreamPool:
 
     def _release(self, addr: Addr, conn: _Conn | None) -> None:
         """Give the slot (and the connection, if it can serve again) to a waiter, or free it."""
-        usable = (conn is not None and not conn.closed and conn.reusable and not conn.buf)
+        usable = (conn is not None and not conn.closed and conn.reusable and not conn.pending)
         if conn is not None and not usable and conn.transport is not None:
             conn.transport.close()
         if usable:

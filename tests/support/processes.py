@@ -151,6 +151,8 @@ class System:
                 try:
                     codes.setdefault(svc, []).append(p.wait(timeout=20))
                 except subprocess.TimeoutExpired:
+                    p.send_signal(signal.SIGUSR1)  # the process logs what it is waiting on
+                    time.sleep(0.5)
                     p.kill()
                     codes.setdefault(svc, []).append(p.wait())
         return codes
