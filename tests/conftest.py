@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -12,6 +13,10 @@ import pytest
 from tests.support.api import Api, Workspace, make_key, make_workspace
 from tests.support.openapi_check import OpenApi
 from tests.support.processes import System, create_database, delete_queues, drop_database
+
+# The suite runs several systems at once (every process inherits this environment): small
+# pools keep the whole run well inside PostgreSQL's default max_connections of 100.
+os.environ.setdefault("DB_POOL_MAX", "4")
 
 
 @pytest.fixture(scope="session")
