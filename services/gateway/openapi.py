@@ -114,6 +114,27 @@ def _operation(route: Route, schemas: _Schemas) -> dict[str, Any]:
     return op
 
 
+def _allows_null(schema: dict[str, Any]) -> bool:
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(isinstance(o, dict) and _allows_null(o) for o in schema.get("anyOf", []))
+
+
+def _drop_null_defaults(node: Any) -> Any:
+    """An optional field whose model default is None only to tell "omitted" from a value has no
+    default in the document: `default: null` on a type that refuses null would be invalid."""
+    if isinstance(node, dict):
+        if "default" in node and node["default"] is None and not _allows_null(node):
+            del node["default"]
+        for value in node.values():
+            _drop_null_defaults(value)
+    elif isinstance(node, list):
+        for value in node:
+            _drop_null_defaults(value)
+    return node
+
+
 def build_openapi(routes: tuple[Route, ...] = ROUTE_TABLE) -> dict[str, Any]:
     schemas = _Schemas()
     paths: dict[str, Any] = {}
@@ -124,7 +145,7 @@ def build_openapi(routes: tuple[Route, ...] = ROUTE_TABLE) -> dict[str, Any]:
         "responses": {"200": {"description": "OpenAPI 3.1 document",
                               "content": {"application/json": {"schema": {"type": "object"}}}}},
     }}
-    return {
+    return _drop_null_defaults({
         "openapi": "3.1.0",
         "info": {"title": "Idea Management Service API", "version": "1.1.0",
                  "description": "Ideas, votes, RICE, customers, roadmap, analytics, exports "
@@ -136,7 +157,7 @@ def build_openapi(routes: tuple[Route, ...] = ROUTE_TABLE) -> dict[str, Any]:
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
                                            "description": "API key: ims_live_… or ims_test_…"}},
         },
-    }
+    })
 
 
 _DOCUMENT: bytes | None = None
