@@ -87,3 +87,31 @@ async def test_automation_routes_need_their_scopes(system, ws) -> None:
         assert r.status == 403 and r.error["code"] == "insufficient_scope", (method, path)
     r = await writer.post("/api/v1/automation/ideas", json={"title": "t"})
     assert r.status == 201 and r.json["status"] == "created"
+
+
+async def test_nul_characters_are_validation_errors(api: Api) -> None:
+    """U+0000 (which PostgreSQL text cannot hold) is 400 naming the field, never a 500."""
+    idea = (await api.post("/api/v1/ideas", json={"title": "t"})).data["id"]
+    cases = [("POST", "/api/v1/ideas", {"title": "a\0b"}, "title"),
+             ("POST", "/api/v1/ideas/batch", {"ideas": [{"title": "a"}, {"title": "b\0"}]},
+              "ideas[1].title"),
+             ("PATCH", f"/api/v1/ideas/{idea}", {"summary": "\0"}, "summary"),
+             ("POST", f"/api/v1/ideas/{idea}/vote", {"voter": "v\0"}, "voter"),
+             ("POST", "/api/v1/customers", {"name": "a", "metadata": {"k\0": 1}}, "metadata"),
+             ("POST", "/api/v1/automation/ideas", {"title": "x", "authorName": "\0"},
+              "authorName")]
+    for method, path, body, field in cases:
+        r = await api.request(method, path, json=body)
+        assert r.status == 400 and r.error["field"] == field, (path, r.json)
+    for path, param in (("/api/v1/ideas", "search"), ("/api/v1/customers", "plan")):
+        r = await api.get(path, params={param: "a\0b"})
+        assert r.status == 400 and r.error["field"] == param, path
+    assert (await api.get("/api/v1/ideas")).json["pagination"]["total"] == 1
+
+
+async def test_url_that_does_not_parse_is_still_a_url(api: Api) -> None:
+    """`url` is free text: one urlsplit refuses is stored as given and still finds duplicates."""
+    r = await api.post("/api/v1/ideas", json={"title": "a", "url": "http://[::1"})
+    assert r.status == 200 and r.data["url"] == "http://[::1"
+    r = await api.post("/api/v1/automation/ideas", json={"title": "b", "url": "http://[::1"})
+    assert r.status == 200 and r.json["status"] == "skipped"
