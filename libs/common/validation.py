@@ -43,7 +43,12 @@ def _plus_back(value: Any) -> Any:
 
 
 def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    try:
+        return value.astimezone(timezone.utc)
+    except OverflowError:  # e.g. 0001-01-01T00:00:00+05:00 lies before year 1 in UTC
+        raise ValueError("date-time out of range") from None
 
 
 UtcDateTime = Annotated[datetime, BeforeValidator(_plus_back), AfterValidator(_utc)]

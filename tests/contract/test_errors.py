@@ -115,3 +115,11 @@ async def test_url_that_does_not_parse_is_still_a_url(api: Api) -> None:
     assert r.status == 200 and r.data["url"] == "http://[::1"
     r = await api.post("/api/v1/automation/ideas", json={"title": "b", "url": "http://[::1"})
     assert r.status == 200 and r.json["status"] == "skipped"
+
+
+async def test_date_times_out_of_range_are_validation_errors(api: Api) -> None:
+    """A date-time whose UTC value falls outside years 1..9999 is 400 on its parameter."""
+    for value in ("9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+05:00"):
+        for param in ("since", "updated_since"):
+            r = await api.get("/api/v1/ideas", params={param: value})
+            assert r.status == 400 and r.error["field"] == param, (param, value, r.json)
