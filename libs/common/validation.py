@@ -43,7 +43,12 @@ def _plus_back(value: Any) -> Any:
 
 
 def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    try:
+        return value.astimezone(timezone.utc)
+    except OverflowError:  # e.g. 0001-01-01T00:00:00+05:00 lies before year 1 in UTC
+        raise ValueError("date-time out of range") from None
 
 
 UtcDateTime = Annotated[datetime, BeforeValidator(_plus_back), AfterValidator(_utc)]
@@ -95,11 +100,32 @@ async def parse_body(request: web.Request, model: type[M], *, optional: bool = F
 
 def validate_json(raw: bytes, model: type[M]) -> M:
     try:
-        return model.model_validate_json(raw, strict=True)
+        parsed = model.model_validate_json(raw, strict=True)
     except ValidationError as err:
         if err.errors()[0]["type"] == "json_invalid":
             raise InvalidJson() from err
         raise _first_error(err) from err
+    if b"\\u0000" in raw:  # cheap pre-check; the walk below finds the field
+        _refuse_nul(parsed, ())
+    return parsed
+
+
+def _refuse_nul(value: Any, loc: tuple[int | str, ...]) -> None:
+    """PostgreSQL text cannot hold U+0000: refuse it as a validation error, never a 500."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValidationFailed(f"{loc_to_field(loc)}: must not contain U+0000",
+                                   field=loc_to_field(loc))
+    elif isinstance(value, BaseModel):
+        for name in value.model_fields_set:
+            _refuse_nul(getattr(value, name), (*loc, name))
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            _refuse_nul(item, (*loc, n))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_nul(key, loc)
+            _refuse_nul(item, loc)
 
 
 def parse_query(request: web.Request, model: type[M]) -> M:
@@ -108,6 +134,8 @@ def parse_query(request: web.Request, model: type[M]) -> M:
     for key, value in request.query.items():
         if key in values:
             raise ValidationFailed(f"Parameter {key} given more than once", field=key)
+        if "\x00" in value:
+            raise ValidationFailed(f"{key}: must not contain U+0000", field=key)
         values[key] = value
     try:
         return model.model_validate(values)

@@ -27,8 +27,13 @@ LIST_SQL = """SELECT coalesce(json_agg(x.j ORDER BY x.created_at DESC, x.id DESC
 
 
 def normalize_url(url: str) -> str:
-    """Scheme and host lowercased; fragment, trailing slash and utm_* parameters dropped."""
-    parts = urlsplit(url.strip())
+    """Scheme and host lowercased; fragment, trailing slash and utm_* parameters dropped.
+
+    The url is free text: one that cannot be split (e.g. an unclosed `[`) is its own key."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return url.strip()
     query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
              if not k.lower().startswith("utm_")]
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 from uuid import UUID
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from libs.common.errors import ValidationFailed
 from libs.common.validation import Body, Query, UtcDateTime
@@ -54,6 +54,14 @@ class UpdateIdeaRequest(Body):
 class VoteRequest(Body):
     voter: str | None = Field(default=None, min_length=1, max_length=255)
     value: Literal[-1, 1] = 1
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _integer(cls, value: object) -> object:
+        # The literal check alone would take `true` and `1.0` for 1.
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError("Input should be -1 or 1")
+        return value
 
 
 class RoadmapAssignRequest(Body):

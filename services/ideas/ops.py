@@ -3,6 +3,7 @@ its outbox rows commit together (CONTRACT 6 payloads: `{"idea": Idea}` plus extr
 
 from __future__ import annotations
 
+import math
 import uuid
 from typing import Any
 
@@ -10,7 +11,7 @@ import aiopg
 
 from libs.common import db
 from libs.common.caller import Caller
-from libs.common.errors import NotFound
+from libs.common.errors import NotFound, ValidationFailed
 from libs.common.messaging import add_event
 
 from . import store
@@ -69,6 +70,11 @@ def rice_sets(row: db.Row, given: dict[str, Any]) -> dict[str, Any]:
               for name, col in store.RICE_FIELDS.items()}
     score = store.rice_score(values["rice_reach"], values["rice_impact"],
                              values["rice_confidence"], values["rice_effort"])
+    if score is not None and not math.isfinite(score):
+        # The score must stay a JSON number: refuse inputs whose product overflows a double.
+        field = next(name for name in store.RICE_FIELDS if name in given)
+        raise ValidationFailed(f"{field}: the RICE score would not be a finite number",
+                               field=field)
     return {**values, "rice_score": score, "rice_priority": store.rice_priority(score),
             "rice_source": "manual"}
 
