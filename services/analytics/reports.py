@@ -164,13 +164,13 @@ async def signals(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range) -> lis
 
 
 async def signal_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range) -> list[Row]:
-    """Distinct live ideas per platform (hashed pairs: no sort)."""
+    """Distinct live ideas per platform. Read in (idea, platform) order from signals_an_idea, so
+    that the anti-join is a merge and DISTINCT ON a streaming Unique: no hash of every pair."""
     return await fetchall(cur, f"""
         SELECT platform, count(*) AS ideas
-          FROM (SELECT s.platform, s.idea_id FROM ideas.signals s
+          FROM (SELECT DISTINCT ON (s.idea_id, s.platform) s.platform FROM ideas.signals s
                  WHERE s.workspace_id = %(ws)s AND {IN_RANGE.format(col="s.detected_at")}
-                   AND {NOT_DELETED_IDEA.format(col="s.idea_id")}
-                 GROUP BY 1, 2) p
+                   AND {NOT_DELETED_IDEA.format(col="s.idea_id")}) p
          GROUP BY platform""", _args(workspace_id, rng))
 
 

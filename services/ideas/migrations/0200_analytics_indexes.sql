@@ -39,3 +39,8 @@ CREATE INDEX ideas_an_arr ON ideas.ideas (workspace_id, status) INCLUDE (total_c
 -- by an anti-join on the (few) deleted ideas, read from ideas_status.
 CREATE INDEX signals_an_detected ON ideas.signals (workspace_id, detected_at)
     INCLUDE (platform, sentiment, sentiment_score, idea_id);
+
+-- Signals report, unique ideas per platform: pairs in (idea, platform) order, so that the
+-- anti-join on deleted ideas merges and the distinct pairs stream out without a hash.
+CREATE INDEX signals_an_idea ON ideas.signals (workspace_id, idea_id, platform)
+    INCLUDE (detected_at);
