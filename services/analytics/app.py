@@ -22,7 +22,10 @@ from .contract import ROUTES
 
 async def readonly_pg(app: web.Application) -> AsyncIterator[None]:
     s = app[SETTINGS]
-    options = "-c timezone=UTC -c default_transaction_read_only=on"
+    # jit off: compiling a report's plan costs more than it saves at these sizes; work_mem
+    # lets the signals report hash its (platform, idea) pairs in memory instead of spilling.
+    options = ("-c timezone=UTC -c default_transaction_read_only=on -c jit=off"
+               " -c work_mem=64MB")
     if s.analytics_db_role:
         # Set at connection start, so no statement of the process ever runs as the login user.
         options += f" -c role={s.analytics_db_role}"

@@ -8,14 +8,14 @@ but `deleted`, in lifecycle order, zeros included. A missing key value is named 
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
 import aiopg
 
 from . import reports
-from .periods import Period, Range, buckets
+from .periods import Period, Range, bucket_start, buckets
 
 STATUSES = ("captured", "new", "under_review", "planned", "in_progress", "shipped", "rejected",
             "archived", "duplicate")
@@ -40,6 +40,18 @@ def _avg(total: Any, n: int) -> float | None:
     return float(total) / n if n else None
 
 
+def _days(span: timedelta | None, n: int) -> float | None:
+    """Average days of `n` summed spans, rounded once: microseconds are exact integers."""
+    if not n or span is None:
+        return None
+    return (span // timedelta(microseconds=1)) / (n * 86_400_000_000)
+
+
+def _span(rows: Any, key: str) -> timedelta | None:
+    spans = [r[key] for r in rows if r[key] is not None]
+    return sum(spans, timedelta()) if spans else None
+
+
 def _fold(rows: list[dict[str, Any]], key: str) -> dict[Any, int]:
     out: dict[Any, int] = {}
     for r in rows:
@@ -47,17 +59,21 @@ def _fold(rows: list[dict[str, Any]], key: str) -> dict[Any, int]:
     return out
 
 
+def _month_start(now: datetime) -> datetime:
+    return now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
 async def summary(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
-    rows = await reports.summary_ideas(cur, ws)
+    by_status = await reports.status_counts(cur, ws)
+    rows = await reports.summary_ideas(cur, ws, _month_start(datetime.now(timezone.utc)))
     sums = {k: sum(r[k] or 0 for r in rows) for k in (
-        "n", "this_month", "reach", "reach_n", "impact", "impact_n", "confidence",
+        "this_month", "reach", "reach_n", "impact", "impact_n", "confidence",
         "confidence_n", "effort", "effort_n", "score", "score_n")}
-    by_status = _fold(rows, "status")
     cats = sorted(((c, n) for c, n in _fold(rows, "category").items() if c is not None),
                   key=lambda c: (-c[1], c[0]))
     c = await reports.summary_customers(cur, ws)
     return {
-        "ideas": {"total": sums["n"],
+        "ideas": {"total": sum(by_status.values()),
                   "active": sum(n for s, n in by_status.items() if s not in CLOSED),
                   "thisMonth": sums["this_month"]},
         "byStatus": by_status,
@@ -77,31 +93,40 @@ async def summary(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
 
 async def ideas_over_time(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period,
                           group_by: str | None) -> dict[str, Any]:
-    rows = await reports.ideas_over_time(cur, ws, rng, period, group_by)
+    rows = await reports.ideas_over_time(cur, ws, rng, group_by)
     out = [{"start": day, "count": 0, **({"breakdown": {}} if group_by else {})}
            for day in buckets(rng, period)]
     index = {b["start"]: b for b in out}
     for r in rows:
-        bucket = index[r["bucket"]]
+        bucket = index[bucket_start(r["day"], period)]
         bucket["count"] += r["n"]
         if group_by:
-            bucket["breakdown"][_key(r["key"])] = r["n"]
+            breakdown, key = bucket["breakdown"], _key(r["key"])
+            breakdown[key] = breakdown.get(key, 0) + r["n"]
     return {"period": period, "groupBy": group_by, "start": rng.start, "end": rng.end,
             "buckets": out}
 
 
+def _per_bucket(rows: list[dict[str, Any]], period: Period) -> dict[date, int]:
+    over: dict[date, int] = {}
+    for r in rows:
+        day = bucket_start(r["day"], period)
+        over[day] = over.get(day, 0) + r["n"]
+    return over
+
+
 async def decisions(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period) -> dict[str, Any]:
-    outcomes = await reports.decision_outcomes(cur, ws, rng)
+    rows = await reports.decisions(cur, ws, rng, datetime.now(timezone.utc))
+    outcomes = [r for r in rows if r["kind"] == "outcome"]
     total = next((r for r in outcomes if r["g"]), None)
-    owners = await reports.decision_owners(cur, ws, rng)
-    over = {r["bucket"]: r["n"] for r in await reports.decisions_over_time(cur, ws, rng, period)}
+    owners = sorted((r for r in rows if r["kind"] == "owner"), key=lambda r: r["g"])
+    over = _per_bucket([r for r in rows if r["kind"] == "day"], period)
     return {
         "summary": {"total": total["n"] if total else 0,
-                    "averageDaysToDecision": num(total["days"]) if total else None,
-                    "byOutcome": {_key(r["closure_category"]): r["n"]
-                                  for r in outcomes if not r["g"]}},
-        "byOwner": [{"owner": r["owner"], "name": r["name"], "total": r["total"],
-                     "overdue": r["overdue"], "averageDaysToDecision": num(r["days"])}
+                    "averageDaysToDecision": _days(total["span"], total["n"]) if total else None,
+                    "byOutcome": {_key(r["key"]): r["n"] for r in outcomes if not r["g"]}},
+        "byOwner": [{"owner": r["key"], "name": r["name"], "total": r["n"],
+                     "overdue": r["overdue"], "averageDaysToDecision": _days(r["span"], r["n"])}
                     for r in owners],
         "overTime": [{"start": day, "count": over.get(day, 0)} for day in buckets(rng, period)],
     }
@@ -111,8 +136,7 @@ async def funnel(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range) -> dict[str, Any]
     per = {r["status"]: r for r in await reports.funnel(cur, ws, rng)}
 
     def days(key: str) -> float | None:
-        return _avg(sum(r[key] or 0 for r in per.values()),
-                    sum(r[key + "_n"] for r in per.values()))
+        return _days(_span(per.values(), key), sum(r[key + "_n"] for r in per.values()))
 
     return {
         "stages": [{"status": s, "count": per[s]["n"] if s in per else 0,
@@ -127,41 +151,55 @@ async def funnel(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range) -> dict[str, Any]
 
 
 async def signals(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period) -> dict[str, Any]:
-    rows = await reports.signals(cur, ws, rng, period)
-    over = {r["bucket"]: r for r in rows if r["g_platform"] and r["g_sentiment"]}
-    platforms = sorted((r for r in rows if not r["g_platform"]),
-                       key=lambda r: (-r["n"], r["platform"]))
-    sentiments = sorted((r for r in rows if not r["g_sentiment"]),
-                        key=lambda r: (-r["n"], r["sentiment"] is None, r["sentiment"] or ""))
+    rows = await reports.signals(cur, ws, rng)
+    ideas = {r["platform"]: r["ideas"] for r in await reports.signal_ideas(cur, ws, rng)}
+    over: dict[date, list[Any]] = {}
+    for r in rows:
+        sums = over.setdefault(bucket_start(r["day"], period), [0, 0.0, 0])
+        sums[0] += r["n"]
+        sums[1] += r["score"] or 0.0
+        sums[2] += r["score_n"]
+    platforms = sorted(_fold(rows, "platform").items(), key=lambda p: (-p[1], p[0]))
+    sentiments = sorted(_fold(rows, "sentiment").items(),
+                        key=lambda s: (-s[1], s[0] is None, s[0] or ""))
     return {
-        "overTime": [{"start": day, "count": over[day]["n"] if day in over else 0,
-                      "averageSentiment": num(over[day]["sentiment_avg"]) if day in over else None}
+        "overTime": [{"start": day, "count": over[day][0] if day in over else 0,
+                      "averageSentiment": _avg(over[day][1], over[day][2]) if day in over
+                      else None}
                      for day in buckets(rng, period)],
-        "byPlatform": [{"platform": r["platform"], "signals": r["n"], "uniqueIdeas": r["ideas"]}
-                       for r in platforms],
-        "bySentiment": [{"sentiment": r["sentiment"], "count": r["n"]} for r in sentiments],
+        "byPlatform": [{"platform": p, "signals": n, "uniqueIdeas": ideas[p]}
+                       for p, n in platforms],
+        "bySentiment": [{"sentiment": s, "count": n} for s, n in sentiments],
     }
 
 
 async def roadmap(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
+    live = sum((await reports.status_counts(cur, ws)).values())
+    staged = {r["id"]: r for r in await reports.staged_ideas(cur, ws)}
     stages = await reports.roadmap_stages(cur, ws)
-    counts = await reports.roadmap_counts(cur, ws, datetime.now(timezone.utc))
+    shipped = await reports.shipped_since(cur, ws, datetime.now(timezone.utc))
+    empty = {"n": 0, "arr": 0, "rice": None, "rice_n": 0}
+
+    def stage(r: dict[str, Any]) -> dict[str, Any]:
+        agg = staged.get(r["id"], empty)
+        return {"id": str(r["id"]), "name": r["name"], "ideaCount": agg["n"],
+                "totalARR": money(agg["arr"]), "averageRiceScore": _avg(agg["rice"], agg["rice_n"])}
+
     return {
-        "stages": [{"id": str(r["id"]), "name": r["name"], "ideaCount": r["n"],
-                    "totalARR": money(r["arr"]), "averageRiceScore": num(r["rice"])}
-                   for r in stages],
-        "velocity": {"shippedLast30Days": counts["shipped30"],
-                     "shippedLast90Days": counts["shipped90"]},
-        "unstagedCount": counts["unstaged"],
+        "stages": [stage(r) for r in stages],
+        "velocity": {"shippedLast30Days": shipped["shipped30"],
+                     "shippedLast90Days": shipped["shipped90"]},
+        "unstagedCount": live - sum(r["n"] for r in staged.values()),
     }
 
 
 async def revenue_impact(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
-    per = {r["status"]: r for r in await reports.revenue_by_status(cur, ws)}
+    counts = await reports.status_counts(cur, ws)
+    arr = await reports.revenue_by_status(cur, ws)
     top = await reports.revenue_top_ideas(cur, ws, TOP_IDEAS)
     return {
-        "byStatus": [{"status": s, "ideaCount": per[s]["n"] if s in per else 0,
-                      "totalARR": money(per[s]["arr"]) if s in per else 0.0} for s in STATUSES],
+        "byStatus": [{"status": s, "ideaCount": counts.get(s, 0), "totalARR": money(arr.get(s))}
+                     for s in STATUSES],
         "topIdeas": [{"id": str(r["id"]), "ideaServiceId": f"IDEA-{r['number']}",
                       "title": r["title"], "status": r["status"],
                       "totalCustomerARR": money(r["arr"]), "customerCount": r["customer_count"]}
@@ -170,17 +208,19 @@ async def revenue_impact(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
 
 
 async def categories(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range) -> list[dict[str, Any]]:
-    keys = ("n", "votes", "signals", "rice", "rice_n", "arr", "decided", "shipped", "days")
+    keys = ("n", "votes", "signals", "rice", "rice_n", "arr", "decided", "shipped")
     per: dict[str, dict[str, Any]] = {}
     for r in await reports.categories(cur, ws, rng):
-        c = per.setdefault(r["category"], dict.fromkeys(keys, 0) | {"sources": 0})
+        c = per.setdefault(r["category"], dict.fromkeys(keys, 0) | {"sources": 0,
+                                                                     "span": timedelta()})
         for k in keys:
             c[k] += r[k] or 0
+        c["span"] += r["span"] or timedelta()
         c["sources"] += 1
     ordered = sorted(per.items(), key=lambda kv: (-kv[1]["n"], kv[0]))
     return [{"category": name, "ideaCount": c["n"], "voteCount": int(c["votes"]),
              "signalCount": int(c["signals"]), "averageRiceScore": _avg(c["rice"], c["rice_n"]),
              "totalARR": money(c["arr"]), "decidedCount": c["decided"],
-             "shippedCount": c["shipped"], "averageDaysToDecision": _avg(c["days"], c["decided"]),
+             "shippedCount": c["shipped"], "averageDaysToDecision": _days(c["span"], c["decided"]),
              "uniqueSourceCount": c["sources"]}
             for name, c in ordered]
