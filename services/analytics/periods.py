@@ -25,17 +25,30 @@ class Range:
 
 
 def _plus_years(moment: datetime, years: int) -> datetime:
+    if moment.year + years > 9999:
+        return datetime.max.replace(tzinfo=timezone.utc)
     try:
         return moment.replace(year=moment.year + years)
     except ValueError:  # 29 February into a year without one
         return moment.replace(year=moment.year + years, day=28)
 
 
+_EARLIEST = datetime(1, 1, 1, tzinfo=timezone.utc)
+
+
 def resolve(start: datetime | None, end: datetime | None, *, now: datetime | None = None,
             max_years: int | None = 2) -> Range:
     """The effective range; `start` defaults to 90 days before the (effective) end."""
     end = end or now or datetime.now(timezone.utc)
-    start = start or end - DEFAULT_SPAN
+    # Buckets step a month past the end, and the default start lies 90 days before it: keep
+    # both inside the calendar (years 1 to 9999) rather than fail on overflow.
+    if end.year >= 9999 or (start is not None and start.year >= 9999):
+        raise ValidationFailed("Dates must be before the year 9999",
+                               field="end" if end.year >= 9999 else "start")
+    if start is None:
+        if end < _EARLIEST + DEFAULT_SPAN:
+            raise ValidationFailed("end is too early for the default 90-day range", field="end")
+        start = end - DEFAULT_SPAN
     if start > end:
         raise ValidationFailed("start must not be after end", field="start")
     if max_years is not None and end > _plus_years(start, max_years):
