@@ -118,7 +118,8 @@ def _per_bucket(rows: list[dict[str, Any]], period: Period) -> dict[date, int]:
 async def decisions(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period) -> dict[str, Any]:
     rows = await reports.decisions(cur, ws, rng, datetime.now(timezone.utc))
     outcomes = [r for r in rows if r["kind"] == "outcome"]
-    total = next((r for r in outcomes if r["g"]), None)
+    # ROLLUP over no rows still yields its grand-total row, with a null sum: no decisions.
+    total = next((r for r in outcomes if r["g"] and r["n"]), None)
     owners = sorted((r for r in rows if r["kind"] == "owner"), key=lambda r: r["g"])
     over = _per_bucket([r for r in rows if r["kind"] == "day"], period)
     return {

@@ -34,7 +34,11 @@ def guard(text: str) -> str:
 
 
 def cell(value: Any) -> Any:
-    """One CSV cell: text guarded, times as in JSON, booleans as JSON words, null empty."""
+    """One CSV cell: guarded, times as in JSON, booleans as JSON words, null empty.
+
+    The guard applies to every cell, numbers included: the contract names the cell's first
+    character, not its type, so a negative number is written as `'-5` (docs/analytics.md).
+    """
     if value is None:
         return ""
     if isinstance(value, str):
@@ -42,7 +46,7 @@ def cell(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float, Decimal)):
-        return value
+        return guard(str(value))
     if isinstance(value, (datetime, date)):
         return orjson.dumps(value, option=JSON_OPTS)[1:-1].decode()
     return guard(str(value))

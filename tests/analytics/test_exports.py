@@ -160,7 +160,7 @@ async def test_signals_export_with_idea_context_and_platform(api: Api, db: Db) -
     got = rows(await api.get(f"{E}/signals", params={"format": "csv",
                                                      "end": "2024-01-02T12:00:00Z"}))
     assert [g["platform"] for g in got] == ["slack"]
-    assert got[0]["content"] == "'-1 from me" and got[0]["sentimentScore"] == "-0.5"
+    assert got[0]["content"] == "'-1 from me" and got[0]["sentimentScore"] == "'-0.5"
     assert got[0]["ideaTitle"] == "Dark mode"
 
 
