@@ -117,7 +117,8 @@ class AnalyticsSummary(_Out):
 class IdeasBucket(_Out):
     start: date
     count: int
-    breakdown: dict[str, int] | None = Field(None, description="Only with `group_by`")
+    # Absent (never null) without `group_by`: optional in the schema, not nullable.
+    breakdown: dict[str, int] = Field(None, description="Only with `group_by`")  # type: ignore[assignment]
 
 
 class IdeasOverTime(_Out):

@@ -141,7 +141,8 @@ async def test_active_is_the_workspace_active_ideas(api: Api) -> None:
     info = (await api.get("/api/v1/workspace")).data
     ideas = (await api.get(f"{A}/summary")).data["ideas"]
     assert ideas["active"] == info["activeIdeas"] == 2
-    assert ideas["total"] == 4
+    assert ideas["total"] == info["ideasTotal"] == 4
+    assert ideas["thisMonth"] == info["ideasThisMonth"] == 4
 
 
 async def test_summary_roadmap_and_revenue_cover_all_time(api: Api, db: Db) -> None:
@@ -226,6 +227,11 @@ async def test_export_scopes(new_workspace: Any, scopes: str, allowed: set[str])
             assert r.status == 200, (kind, r.body)
         else:
             assert (r.status, r.error["code"]) == (403, "insufficient_scope"), kind
+    r = await ws.api.get(f"{A}/summary")
+    if scopes == "analytics:read":
+        assert r.status == 200
+    else:
+        assert (r.status, r.error["code"]) == (403, "insufficient_scope")
 
 
 async def test_export_window_429_carries_rate_limit_headers(new_workspace: Any) -> None:
