@@ -26,6 +26,7 @@ from aio_pika.abc import (AbstractChannel, AbstractExchange, AbstractIncomingMes
 
 from . import db
 from .topology import QUEUES
+from .tasks import raise_if_cancelled
 
 log = structlog.get_logger("messaging")
 
@@ -189,6 +190,7 @@ class OutboxRelay:
             except asyncio.CancelledError:
                 raise
             except Exception as err:
+                raise_if_cancelled(err)
                 log.warning("relay_error", schema=self.schema, error=repr(err))
                 await asyncio.sleep(1.0)
 

@@ -29,6 +29,7 @@ from .contract import Route
 from .errors import ApiError, MethodNotAllowed, NotFound, PayloadTooLarge, Unauthorized
 from .messaging import Broker, Consumer, Handler, OutboxRelay
 from .settings import Settings
+from .tasks import raise_if_cancelled
 from .validation import MAX_BODY
 
 log = structlog.get_logger("http")
@@ -231,6 +232,7 @@ def broker_context(consumers: dict[str, Handler] | None = None, schema: str | No
                 except asyncio.CancelledError:
                     raise
                 except Exception as err:
+                    raise_if_cancelled(err)
                     log.warning("broker_connect_failed", error=repr(err), retry_in=delay)
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 10.0)
@@ -269,8 +271,7 @@ def relay_context(schema: str) -> Callable[[web.Application], AsyncIterator[None
         relay = OutboxRelay(app[PG_POOL], s.database_url, schema, app[BROKER], s.relay_interval_s)
         task = asyncio.create_task(relay.run())
         yield
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        await stop_tasks([task])
 
     return ctx
 
@@ -302,33 +303,70 @@ def create_app(settings: Settings, process: str, *, internal: bool = True,
     return app
 
 
+async def stop_tasks(tasks: Iterable[asyncio.Task[Any]], timeout: float = 3.0) -> None:
+    """Cancel background tasks and wait for them, but never past `timeout`: a task stuck in a
+    library's cancellation must not keep the process from exiting (its work is recoverable)."""
+    pending = [t for t in tasks if not t.done()]
+    for task in pending:
+        task.cancel()
+    if not pending:
+        return
+    _, stuck = await asyncio.wait(pending, timeout=timeout)
+    for task in stuck:
+        log.warning("task_not_stopped", task=task.get_name(), coro=repr(task.get_coro()))
+
+
 def dump_tasks() -> None:
     """Log every asyncio task with its stack (SIGUSR1): what a process that will not stop waits on."""
     for task in asyncio.all_tasks():
-        frames = [f"{f.f_code.co_filename}:{f.f_lineno} {f.f_code.co_name}"
-                  for f in task.get_stack(limit=12)]
+        frames, coro = [], task.get_coro()
+        while coro is not None and len(frames) < 20:  # follow what each coroutine awaits
+            frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+            if frame is not None:
+                frames.append(f"{frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}")
+            coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
         log.warning("task_dump", task=task.get_name(), coro=repr(task.get_coro()), stack=frames)
 
 
-async def _debug_signals(app: web.Application) -> AsyncIterator[None]:
-    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump_tasks)
-    yield
+async def serve(app: web.Application, host: str, port: int) -> None:
+    """Start, serve until SIGTERM or SIGINT, then shut down within the configured timeout.
+
+    The signals only set an event, and they are caught from before start-up: a stop asked for
+    while the process is still starting is honoured as soon as it has started, never lost.
+    """
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGUSR1, dump_tasks)
+    runner = web.AppRunner(app, handle_signals=False, access_log=None,
+                           shutdown_timeout=app[SETTINGS].shutdown_timeout_s)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+        log.info("serving", process=app[PROCESS], host=host, port=port)
+        await stop.wait()
+        log.info("stopping", process=app[PROCESS])
+    finally:
+        budget = app[SETTINGS].shutdown_timeout_s + 10
+        try:
+            await asyncio.wait_for(runner.cleanup(), budget)
+        except asyncio.TimeoutError:
+            dump_tasks()  # say what held the shutdown up, then leave anyway
+            log.error("shutdown_timeout", budget_s=budget)
+            raise SystemExit(1) from None
 
 
 def run(app: web.Application, host: str, port: int) -> None:
-    """Serve until SIGTERM/SIGINT, then shut down gracefully within the configured timeout."""
+    """The process's main: uvloop when available, `serve` until told to stop."""
     settings = app[SETTINGS]
-    loop: asyncio.AbstractEventLoop | None = None
-    try:
-        import uvloop
-
-        loop = uvloop.new_event_loop()
-    except ImportError:
-        pass
-    app.cleanup_ctx.insert(0, _debug_signals)
     log.info("starting", process=app[PROCESS], host=host, port=port)
     if settings.insecure_defaults:
         log.warning("insecure_defaults", hint="set INTERNAL_TOKEN and CURSOR_SECRET")
-    web.run_app(app, host=host, port=port, shutdown_timeout=settings.shutdown_timeout_s,
-                access_log=None, print=None, loop=loop, handle_signals=True)
+    try:
+        import uvloop
+
+        uvloop.run(serve(app, host, port))
+    except ImportError:
+        asyncio.run(serve(app, host, port))
     log.info("stopped", process=app[PROCESS])

@@ -18,6 +18,7 @@ import aiopg
 import structlog
 
 from libs.common import db
+from libs.common.tasks import raise_if_cancelled
 
 log = structlog.get_logger("ratelimit")
 
@@ -154,4 +155,5 @@ async def sweep_forever(pool: aiopg.Pool, every_s: float = 300.0) -> None:
                 await cur.execute("DELETE FROM gateway.idempotency_keys"
                                   " WHERE created_at < now() - interval '24 hours'")
         except Exception as err:  # the next sweep tries again
+            raise_if_cancelled(err)
             log.warning("sweep_failed", error=repr(err))

@@ -9,7 +9,7 @@ from aiohttp import web
 
 from libs.common.settings import Settings
 from libs.common.web import (HTTP, PG_POOL, SETTINGS, broker_context, create_app, http_context,
-                             mount_routes, pg_context, relay_context)
+                             mount_routes, pg_context, relay_context, stop_tasks)
 
 from . import views
 from .contract import ROUTES
@@ -28,9 +28,7 @@ async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
     app[DISPATCHER] = dispatcher
     tasks = [asyncio.create_task(dispatcher.run()), asyncio.create_task(dispatcher.flush_forever())]
     yield
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    await stop_tasks(tasks)
     await dispatcher.shutdown(grace_s=min(2.0, s.shutdown_timeout_s / 3))
     await session.close()
 

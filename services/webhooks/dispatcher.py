@@ -19,6 +19,7 @@ from prometheus_client import Counter, Histogram
 
 from libs.common import db
 from libs.common.settings import Settings
+from libs.common.tasks import raise_if_cancelled
 
 from . import store
 from .sender import Answer, Sender
@@ -56,6 +57,7 @@ class Dispatcher:
             except asyncio.CancelledError:
                 raise
             except Exception as err:
+                raise_if_cancelled(err)
                 log.warning("dispatcher_error", error=repr(err))
                 await asyncio.sleep(1.0)
 
@@ -77,7 +79,7 @@ class Dispatcher:
                         raise ConnectionError("listen connection lost")
             finally:
                 pump.cancel()
-                await asyncio.gather(pump, return_exceptions=True)
+                await asyncio.wait({pump}, timeout=1.0)
 
     async def _pump(self, conn: aiopg.Connection) -> None:
         while True:
@@ -145,6 +147,7 @@ class Dispatcher:
                 except asyncio.CancelledError:
                     raise
                 except Exception as err:  # the batch stays and is written on the next try
+                    raise_if_cancelled(err)
                     log.warning("record_failed", error=repr(err))
                     await asyncio.sleep(0.2)
 
@@ -171,7 +174,8 @@ class Dispatcher:
         unfinished = list(self.running.values())
         for task in list(self.running):
             task.cancel()
-        await asyncio.gather(*self.running, return_exceptions=True)
+        if self.running:
+            await asyncio.wait(list(self.running), timeout=grace_s)
         try:
             while self.outcomes:
                 await self.flush_once()
