@@ -13,21 +13,25 @@ from libs.common.web import (HTTP, PG_POOL, SETTINGS, broker_context, create_app
 
 from . import views
 from .contract import ROUTES
+from .consumer import PREFETCH, BatchConsumer
 from .dispatcher import Dispatcher
-from .events import make_handler
+from .fanout import Fanout
 from .sender import Sender, delivery_session
 
 DISPATCHER = web.AppKey("dispatcher", Dispatcher)
+FANOUT = web.AppKey("fanout", Fanout)
 
 
 async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
     """The dispatcher's tasks and its own delivery session, stopped before the pool closes."""
     s = app[SETTINGS]
     session = delivery_session(s)
-    dispatcher = Dispatcher(app[PG_POOL], s, Sender(session, s))
+    dispatcher = Dispatcher(app[PG_POOL], s, Sender(session, s),
+                            on_subscriptions_changed=app[FANOUT].cache.invalidate)
     app[DISPATCHER] = dispatcher
     tasks = [asyncio.create_task(dispatcher.run()), asyncio.create_task(dispatcher.flush_forever())]
     yield
+    dispatcher.closing = True  # the consumer, still running, hands over nothing more
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -39,8 +43,11 @@ def create_webhooks_app(settings: Settings) -> web.Application:
     app = create_app(settings, "webhooks")
     app.cleanup_ctx.append(pg_context())
     app.cleanup_ctx.append(http_context)  # before the consumer, which may call the ideas service
-    handler = make_handler(settings.webhook_retry_schedule[0], lambda: app[HTTP], settings)
-    app.cleanup_ctx.append(broker_context(consumers={"webhooks": handler}, schema="webhooks"))
+    # The consumer hands first attempts to this replica's dispatcher once it runs.
+    fanout = Fanout(settings, lambda: app[HTTP], lambda: app.get(DISPATCHER))
+    app[FANOUT] = fanout
+    app.cleanup_ctx.append(broker_context(consumers={"webhooks": fanout}, schema="webhooks",
+                                          prefetch=PREFETCH, consumer_cls=BatchConsumer))
     app.cleanup_ctx.append(relay_context("webhooks"))
     app.cleanup_ctx.append(dispatcher_context)
     mount_routes(app, ROUTES, views)
