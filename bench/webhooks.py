@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import secrets
 import statistics
 import sys
@@ -194,7 +195,7 @@ def stage_split(url: str, sub_id: str, sent: dict[str, tuple[float, float]],
             rows = cur.fetchall()
     finally:
         conn.close()
-    split: dict[str, list[float]] = {"api_to_event": [], "event_to_api_answer": [],
+    split: dict[str, list[float]] = {"started": [], "api_to_event": [], "event_to_api_answer": [],
                                      "event_to_delivery_row": [], "delivery_row_to_receiver": []}
     for body, row_at in rows:
         event = json.loads(body)
@@ -203,10 +204,15 @@ def stage_split(url: str, sub_id: str, sent: dict[str, tuple[float, float]],
             continue
         started, answered = sent[idea_id]
         event_at = datetime.fromisoformat(event["createdAt"].replace("Z", "+00:00")).timestamp()
+        split["started"].append(started)
         split["api_to_event"].append((event_at - started) * 1000)
         split["event_to_api_answer"].append((answered - event_at) * 1000)
         split["event_to_delivery_row"].append((float(row_at) - event_at) * 1000)
         split["delivery_row_to_receiver"].append((arrivals[idea_id] - float(row_at)) * 1000)
+    if os.environ.get("BENCH_DEBUG"):  # every sample's stages, for a look at the slow ones
+        with open(os.environ["BENCH_DEBUG"], "a") as f:
+            f.write(json.dumps(split) + "\n")
+    del split["started"]
     return {k: round(statistics.median(v), 2) for k, v in split.items() if v}
 
 

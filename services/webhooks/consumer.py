@@ -37,15 +37,20 @@ class BatchConsumer(Consumer):
         self._waiting: list[tuple[AbstractIncomingMessage, dict[str, Any]]] = []
         self._kick = asyncio.Event()
         self._drainer: asyncio.Task[None] | None = None
+        self._stopping = False
 
     async def start(self) -> None:
         self._drainer = asyncio.create_task(self._drain_forever())
         await super().start()
 
     async def stop(self) -> None:
-        if self._drainer is not None:  # an unfinished batch rolls back; its messages return
+        # An unfinished batch rolls back and its messages return. The loop also ends on the
+        # flag: a cancellation can be lost inside an aiopg query (wait_for's race on 3.11).
+        self._stopping = True
+        self._kick.set()
+        if self._drainer is not None:
             self._drainer.cancel()
-            await asyncio.gather(self._drainer, return_exceptions=True)
+            await asyncio.wait([self._drainer], timeout=2.0)
         await super().stop()
 
     async def _on_message(self, message: AbstractIncomingMessage) -> None:
@@ -60,10 +65,10 @@ class BatchConsumer(Consumer):
         self._kick.set()
 
     async def _drain_forever(self) -> None:
-        while True:
+        while not self._stopping:
             await self._kick.wait()
             self._kick.clear()
-            while self._waiting:
+            while self._waiting and not self._stopping:
                 batch = self._waiting[:BATCH]
                 del self._waiting[:len(batch)]
                 await self._apply(batch)

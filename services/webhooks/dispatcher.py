@@ -25,6 +25,7 @@ from libs.common import db
 from libs.common.settings import Settings
 
 from . import store
+from .hosts import Hosts
 from .sender import Answer, Sender
 from .store import LEASE_MARGIN_S, Claimed, Outcome
 from .subscriptions import CHANGED_CHANNEL
@@ -33,6 +34,7 @@ log = structlog.get_logger("dispatcher")
 
 POLL_S = 0.25
 GATHER_S = 0.002       # after a slot frees, wait this long for others before claiming
+FLUSH_GATHER_S = 0.005  # outcomes wait this long for others: one statement for all
 CLAIM_BATCH = 100
 FLUSH_BATCH = 500
 JITTER = 0.1           # a retry waits up to this fraction longer than the schedule says
@@ -50,7 +52,8 @@ class Dispatcher:
         self.on_subscriptions_changed = on_subscriptions_changed
         self.schedule = settings.webhook_retry_schedule
         self.lease_s = settings.webhook_timeout_s + LEASE_MARGIN_S
-        self.inflight: dict[str, int] = defaultdict(int)  # running and reserved, per host
+        self.hosts = Hosts(settings.webhook_per_host_concurrency, self.lease_s,
+                           settings.webhook_timeout_s)
         self.running: dict[asyncio.Task[None], Claimed] = {}
         self.reserved = 0      # handed over by the consumer, not started yet
         self.closing = False
@@ -66,15 +69,15 @@ class Dispatcher:
         """Take a slot for an attempt the consumer is about to write leased."""
         s = self.settings
         if (self.closing or len(self.running) + self.reserved >= s.webhook_concurrency
-                or self.inflight[host] >= s.webhook_per_host_concurrency):
+                or not self.hosts.has_slot(host)):
             return False
-        self.inflight[host] += 1
+        self.hosts.take(host)
         self.reserved += 1
         return True
 
     def unreserve(self, host: str) -> None:
         self.reserved -= 1
-        self._host_done(host)
+        self.hosts.give_back(host)
 
     def start(self, job: Claimed) -> None:
         """Run a reserved attempt (its row is committed under `job.lease`)."""
@@ -82,15 +85,15 @@ class Dispatcher:
         task = asyncio.create_task(self._attempt(job))
         self.running[task] = job
 
-    def _host_done(self, host: str) -> None:
-        self.inflight[host] -= 1
-        if self.inflight[host] <= 0:
-            del self.inflight[host]
+    def _run(self, job: Claimed) -> None:
+        self.hosts.take(job.target_host)
+        task = asyncio.create_task(self._attempt(job))
+        self.running[task] = job
 
     # ---- claiming ------------------------------------------------------------------------
 
     async def run(self) -> None:
-        while True:
+        while not self.closing:
             try:
                 await self._listen_and_claim()
             except asyncio.CancelledError:
@@ -106,7 +109,7 @@ class Dispatcher:
             self.on_subscriptions_changed(None)  # changes while not listening went unheard
             pump = asyncio.create_task(self._pump(conn))
             try:
-                while True:
+                while not self.closing:
                     if await self.claim_once() >= CLAIM_BATCH:
                         continue  # more may be due at once
                     try:
@@ -135,24 +138,21 @@ class Dispatcher:
                 self.more_due = True
                 self.wake.set()
 
-    def _free(self) -> dict[str, int]:
-        per_host = self.settings.webhook_per_host_concurrency
-        return {h: per_host - n for h, n in self.inflight.items() if n > 0}
-
     async def claim_once(self) -> int:
-        n = min(CLAIM_BATCH,
-                self.settings.webhook_concurrency - len(self.running) - self.reserved)
+        n = min(CLAIM_BATCH, self.settings.webhook_concurrency - len(self.running)
+                - self.reserved - self.hosts.n_waiting)
         if n <= 0 or self.closing or not self.more_due:
             return 0
-        free = self._free()
+        free = self.hosts.wanted()
         async with db.cursor(self.pool) as cur:  # one statement: its own transaction
             jobs = await store.claim(cur, n, free, self.settings.webhook_per_host_concurrency,
                                      self.lease_s)
         self.more_due = self._cut_short(n, free, jobs)
         for job in jobs:
-            self.inflight[job.target_host] += 1
-            task = asyncio.create_task(self._attempt(job))
-            self.running[task] = job
+            if self.hosts.has_slot(job.target_host):
+                self._run(job)
+            else:  # a fast host's next attempts: they start as its slots free
+                self.hosts.park(job)
         return len(jobs)
 
     def _cut_short(self, n: int, free: dict[str, int], jobs: list[Claimed]) -> bool:
@@ -171,6 +171,7 @@ class Dispatcher:
     async def _attempt(self, job: Claimed) -> None:
         try:
             answer = await self.sender.send(job)
+            self.hosts.observe(job.target_host, answer.duration_ms / 1000)
             self.outcomes.append(self._judge(job, answer))
             self.flush_wake.set()
             ATTEMPTS.labels("delivered" if answer.ok else "failed").inc()
@@ -179,8 +180,11 @@ class Dispatcher:
                 log.info("attempt_failed", delivery_id=str(job.id), attempt=job.attempt_count + 1,
                          status_code=answer.status_code, error=answer.error)
         finally:
-            self._host_done(job.target_host)
+            self.hosts.give_back(job.target_host)
             self.running.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
+            after = None if self.closing else self.hosts.next_waiting(job.target_host)
+            if after is not None:
+                self._run(after)
             self.slot_freed = True
             self.wake.set()  # a slot is free: claim more
 
@@ -209,10 +213,11 @@ class Dispatcher:
     # ---- recording -----------------------------------------------------------------------
 
     async def flush_forever(self) -> None:
-        while True:
+        while not self.closing:
             await self.flush_wake.wait()
+            await asyncio.sleep(FLUSH_GATHER_S)
             self.flush_wake.clear()
-            while self.outcomes:
+            while self.outcomes and not self.closing:  # shutdown() writes the rest
                 try:
                     await self.flush_once()
                 except asyncio.CancelledError:
@@ -240,16 +245,26 @@ class Dispatcher:
                         self.on_subscriptions_changed(None)
         del self.outcomes[:len(batch)]
 
+    async def stop_tasks(self, tasks: list[asyncio.Task[None]]) -> None:
+        """End the claim loop and the writer. Their loops also end on `closing`, because a
+        cancellation can be lost inside an aiopg query (wait_for's race on Python 3.11)."""
+        self.closing = True  # nothing more is reserved or claimed
+        self.wake.set()
+        self.flush_wake.set()
+        for task in tasks:
+            task.cancel()
+        await asyncio.wait(tasks, timeout=2.0)
+
     async def shutdown(self, grace_s: float) -> None:
         """Let running attempts finish for a moment, record them, hand back the rest."""
-        self.closing = True  # nothing more is reserved or claimed
+        self.closing = True
         deadline = asyncio.get_running_loop().time() + grace_s
         while self.reserved and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.01)  # reserved attempts start (or not) as their batch ends
         if self.running:
             await asyncio.wait(list(self.running),
                                timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
-        unfinished = list(self.running.values())
+        unfinished = list(self.running.values()) + self.hosts.all_waiting()
         for task in list(self.running):
             task.cancel()
         await asyncio.gather(*self.running, return_exceptions=True)
