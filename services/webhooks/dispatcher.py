@@ -45,6 +45,16 @@ ATTEMPT_SECONDS = Histogram("ims_webhook_attempt_duration_seconds", "Webhook att
                             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
 
 
+def retry_delay(planned_s: float, asked_s: float | None,
+                rand: Callable[[], float] = random.random) -> float:
+    """Seconds before the next attempt: the schedule's wait plus up to JITTER of it, so that
+    deliveries that failed together are not retried in lockstep; or what a Retry-After asked,
+    when later than that (at most RETRY_AFTER_CAP_S, so a receiver cannot park a delivery)."""
+    if asked_s is not None and asked_s > planned_s:
+        return min(asked_s, RETRY_AFTER_CAP_S)
+    return planned_s + planned_s * JITTER * rand()
+
+
 class Dispatcher:
     def __init__(self, pool: aiopg.Pool, settings: Settings, sender: Sender,
                  on_subscriptions_changed: Callable[[str | None], None] = lambda _: None) -> None:
@@ -202,13 +212,7 @@ class Dispatcher:
                        answer.error, answer.duration_ms, answer.signed_at, retry_in, gone)
 
     def retry_in(self, attempt: int, asked_s: float | None) -> float:
-        """Seconds before attempt `attempt + 1`: the schedule's wait plus up to JITTER of it,
-        so that receivers that failed together are not retried in lockstep; or what a
-        Retry-After asked, when later (bounded)."""
-        planned = self.schedule[attempt]
-        if asked_s is not None and asked_s > planned:
-            return min(asked_s, RETRY_AFTER_CAP_S)
-        return planned + planned * JITTER * random.random()
+        return retry_delay(self.schedule[attempt], asked_s)
 
     # ---- recording -----------------------------------------------------------------------
 
