@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 FANOUT = 10              # subscriptions per workspace in the throughput run
 THROUGHPUT_IDEAS = 1000  # x FANOUT deliveries
-LATENCY_SAMPLES = 200
+LATENCY_SAMPLES = 400
 TIME_LIMIT_S = 120
 
 

@@ -146,7 +146,10 @@ class Dispatcher:
                 self.on_subscriptions_changed(note.payload)
             else:
                 self.more_due = True
-                self.wake.set()
+                # Rows for a host with no free slot here wait for one; other replicas or a
+                # freed slot take them. Claiming now would only find the host busy.
+                if not note.payload or self.hosts.has_slot(note.payload):
+                    self.wake.set()
 
     async def claim_once(self) -> int:
         n = min(CLAIM_BATCH, self.settings.webhook_concurrency - len(self.running)

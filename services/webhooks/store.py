@@ -80,10 +80,10 @@ WITH ins AS (
     -- the subscription may have been deleted or deactivated since it was cached
     JOIN webhooks.subscriptions s ON s.id = v.sub AND s.is_active
     ON CONFLICT (subscription_id, event_id) DO NOTHING
-    RETURNING id, lease IS NULL AS unleased
+    RETURNING id, target_host, lease IS NULL AS unleased
 )
--- unleased rows wake the dispatchers at commit (coalesced into one notification)
-SELECT id, CASE WHEN unleased THEN pg_notify(%(channel)s, '') END FROM ins
+-- unleased rows wake the dispatchers at commit (one notification per target host)
+SELECT id, CASE WHEN unleased THEN pg_notify(%(channel)s, target_host) END FROM ins
 """
 
 
