@@ -34,7 +34,7 @@ log = structlog.get_logger("dispatcher")
 
 POLL_S = 0.25
 GATHER_S = 0.002       # after a slot frees, wait this long for others before claiming
-FLUSH_GATHER_S = 0.005  # outcomes wait this long for others: one statement for all
+FLUSH_GATHER_S = 0.02  # outcomes wait this long for others: one statement for all
 CLAIM_BATCH = 100
 FLUSH_BATCH = 500
 JITTER = 0.1           # a retry waits up to this fraction longer than the schedule says

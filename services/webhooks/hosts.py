@@ -1,7 +1,7 @@
 """Per-host bookkeeping of one dispatcher: attempts running, claimed ones waiting, speed.
 
 At most `per_host` attempts run per target host. For a host that answers fast, the claim may
-also take up to `per_host` more, which wait here and start the moment a slot of that host
+also take up to `BUFFER_SHARES * per_host` more, which wait here and start the moment a slot of that host
 frees, without a round trip to the database; that keeps a busy receiver's slots full. A waiting
 attempt starts only while its lease still covers a whole attempt (else it is left to expire and
 is claimed again), so no other replica can take it while it runs. Slow or hanging hosts get no
@@ -16,6 +16,7 @@ from collections import defaultdict, deque
 from .store import Claimed
 
 FAST_S = 0.5          # a host whose attempts take less than this (on average) gets a buffer
+BUFFER_SHARES = 3     # of `per_host` each: how many claimed attempts of a fast host may wait
 LEASE_SAFETY_S = 2.0  # a waiting attempt starts only with this much of its lease to spare
 MAX_HOSTS = 10_000
 
@@ -48,7 +49,9 @@ class Hosts:
 
     def _cap(self, host: str) -> int:
         fast = self.speed.get(host, FAST_S) < FAST_S
-        return self.per_host * 2 if fast and self.max_wait_s > 0 else self.per_host
+        if fast and self.max_wait_s > 0:
+            return self.per_host * (1 + BUFFER_SHARES)
+        return self.per_host
 
     def park(self, job: Claimed) -> None:
         self.waiting.setdefault(job.target_host, deque()).append((time.monotonic(), job))

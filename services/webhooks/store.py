@@ -140,9 +140,9 @@ async def claim(cur: aiopg.Cursor, n: int, free: dict[str, int], per_host: int,
 
 _RECORD = """
 WITH v AS (
-    SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::uuid[], %s::text[], %s::int[], %s::text[],
-                         %s::int[], %s::float8[], %s::bigint[], %s::int[])
-         AS v(id, sub, lease, status, code, error, ms, retry_in, signed_at, ord)
+    SELECT * FROM jsonb_to_recordset(%s::jsonb)
+         AS v(id uuid, sub uuid, lease uuid, status text, code int, error text, ms int,
+              retry_in float8, signed_at bigint, ord int)
 ), upd AS (
     UPDATE webhooks.deliveries d
     SET status = v.status, attempt_count = d.attempt_count + 1, status_code = v.code,
@@ -189,12 +189,12 @@ SELECT id FROM upd
 async def record(cur: aiopg.Cursor, outcomes: list[Outcome]) -> set[uuid.UUID]:
     """Write the attempts made under a still-valid lease and their subscriptions' counters,
     in one statement; return the delivery ids written."""
-    o = outcomes
-    await cur.execute(_RECORD, (
-        [x.delivery_id for x in o], [x.subscription_id for x in o], [x.lease for x in o],
-        [x.status for x in o], [x.status_code for x in o], [x.error for x in o],
-        [x.duration_ms for x in o], [x.retry_in_s for x in o], [x.signed_at for x in o],
-        list(range(len(o)))))
+    # One JSON parameter: orjson writes it far faster than psycopg2 adapts ten arrays.
+    batch = orjson.dumps([
+        {"id": x.delivery_id, "sub": x.subscription_id, "lease": x.lease, "status": x.status,
+         "code": x.status_code, "error": x.error, "ms": x.duration_ms, "retry_in": x.retry_in_s,
+         "signed_at": x.signed_at, "ord": i} for i, x in enumerate(outcomes)])
+    await cur.execute(_RECORD, (batch.decode(),))
     return {r[0] for r in await cur.fetchall()}
 
 
