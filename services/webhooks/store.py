@@ -72,7 +72,8 @@ WITH ins AS (
                                      target_host, body, next_attempt_at, locked_until, lease)
     SELECT v.id, v.ws, v.sub, v.event, v.etype, v.host, v.body,
            now() + make_interval(secs => %(delay)s),
-           CASE WHEN v.leased THEN now() + make_interval(secs => %(lease_s)s) END,
+           -- counted from now, not from the transaction's start: the attempt starts at commit
+           CASE WHEN v.leased THEN clock_timestamp() + make_interval(secs => %(lease_s)s) END,
            CASE WHEN v.leased THEN %(lease)s::uuid END
     FROM unnest(%(id)s::uuid[], %(ws)s::uuid[], %(sub)s::uuid[], %(event)s::uuid[],
                 %(etype)s::text[], %(host)s::text[], %(body)s::bytea[], %(leased)s::bool[])
