@@ -67,7 +67,8 @@ class Dispatcher:
         self.running: dict[asyncio.Task[None], Claimed] = {}
         self.reserved = 0      # handed over by the consumer, not started yet
         self.closing = False
-        self.more_due = True   # rows may be waiting for a free slot
+        self.more_due = True   # due rows may be waiting, for any host
+        self.short_hosts: set[str] = set()  # hosts whose due rows may wait for a slot here
         self.outcomes: list[Outcome] = []
         self.wake = asyncio.Event()
         self.slot_freed = False
@@ -94,6 +95,15 @@ class Dispatcher:
         self.reserved -= 1
         task = asyncio.create_task(self._attempt(job))
         self.running[task] = job
+
+    def worth_a_notify(self, host: str) -> bool:
+        """Whether an unleased row for `host` should wake the dispatchers: not when the host
+        has no free slot here and answers slowly (hanging), as other replicas would only find
+        it busy too; this replica claims it when one of the host's slots frees."""
+        if self.closing or self.hosts.has_slot(host) or self.hosts.fast(host):
+            return True
+        self.short_hosts.add(host)
+        return False
 
     def _run(self, job: Claimed) -> None:
         self.hosts.take(job.target_host)
@@ -127,11 +137,7 @@ class Dispatcher:
                     except asyncio.TimeoutError:
                         self.more_due = True
                     self.wake.clear()
-                    if self.slot_freed and not self.more_due:
-                        self.slot_freed = False
-                        continue  # nothing is known to wait for the slot
                     if self.slot_freed:  # let a few more finish: one claim for all of them
-                        self.slot_freed = False
                         await asyncio.sleep(GATHER_S)
                     if pump.done():
                         raise ConnectionError("listen connection lost")
@@ -145,22 +151,26 @@ class Dispatcher:
             if note.channel == CHANGED_CHANNEL:
                 self.on_subscriptions_changed(note.payload)
             else:
-                self.more_due = True
-                # Rows for a host with no free slot here wait for one; other replicas or a
-                # freed slot take them. Claiming now would only find the host busy.
-                if not note.payload or self.hosts.has_slot(note.payload):
+                # Rows for a host with no free slot here wait for one of its slots to free;
+                # claiming now would only find the host busy.
+                if note.payload and not self.hosts.has_slot(note.payload):
+                    self.short_hosts.add(note.payload)
+                else:
+                    self.more_due = True
                     self.wake.set()
 
     async def claim_once(self) -> int:
         n = min(CLAIM_BATCH, self.settings.webhook_concurrency - len(self.running)
                 - self.reserved - self.hosts.n_waiting)
-        if n <= 0 or self.closing or not self.more_due:
+        if n <= 0 or self.closing or not (self.more_due or self.slot_freed):
             return 0
+        self.slot_freed = False
         free = self.hosts.wanted()
         async with db.cursor(self.pool) as cur:  # one statement: its own transaction
             jobs = await store.claim(cur, n, free, self.settings.webhook_per_host_concurrency,
                                      self.lease_s)
-        self.more_due = self._cut_short(n, free, jobs)
+        self.more_due = len(jobs) >= n
+        self.short_hosts = self._cut_short(free, jobs)
         for job in jobs:
             if self.hosts.has_slot(job.target_host):
                 self._run(job)
@@ -168,16 +178,14 @@ class Dispatcher:
                 self.hosts.park(job)
         return len(jobs)
 
-    def _cut_short(self, n: int, free: dict[str, int], jobs: list[Claimed]) -> bool:
-        """Whether due rows may still wait: the claim was cut by its size or a host's share."""
-        if len(jobs) >= n:
-            return True
+    def _cut_short(self, free: dict[str, int], jobs: list[Claimed]) -> set[str]:
+        """The hosts whose due rows may still wait: the claim took all their share."""
         taken: dict[str, int] = defaultdict(int)
         for job in jobs:
             taken[job.target_host] += 1
         share = self.settings.webhook_per_host_concurrency
-        return (any(f <= taken[h] for h, f in free.items())
-                or any(k >= share for h, k in taken.items() if h not in free))
+        return ({h for h, f in free.items() if f <= taken[h]}
+                | {h for h, k in taken.items() if h not in free and k >= share})
 
     # ---- attempts ------------------------------------------------------------------------
 
@@ -198,8 +206,9 @@ class Dispatcher:
             after = None if self.closing else self.hosts.next_waiting(job.target_host)
             if after is not None:
                 self._run(after)
-            self.slot_freed = True
-            self.wake.set()  # a slot is free: claim more
+            if self.more_due or job.target_host in self.short_hosts:
+                self.slot_freed = True  # a slot rows may wait for is free: claim more
+                self.wake.set()
 
     def _judge(self, job: Claimed, answer: Answer) -> Outcome:
         attempt = job.attempt_count + 1

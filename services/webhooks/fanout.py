@@ -149,12 +149,22 @@ class Fanout:
                 rows += await self._rows(cur, event, handoff)
             if rows:
                 inserted = await store.insert_deliveries(cur, rows, self.first_delay_s,
-                                                         handoff.lease, self.lease_s)
+                                                         handoff.lease, self.lease_s,
+                                                         self._to_wake(rows, handoff))
                 handoff.keep_only(inserted)
         except BaseException:
             handoff.cancel()
             raise
         return handoff
+
+    def _to_wake(self, rows: list[NewDelivery], handoff: Handoff) -> list[str]:
+        """Hosts whose unleased rows are due now and worth a NOTIFY (see
+        `Dispatcher.worth_a_notify`); rows due later are found by the dispatchers' poll."""
+        if self.first_delay_s > 0:
+            return []
+        hosts = {r.target_host for r in rows if not r.leased}
+        d = handoff.dispatcher
+        return [h for h in hosts if d is None or d.worth_a_notify(h)]
 
     async def _rows(self, cur: aiopg.Cursor, event: dict[str, Any],
                     handoff: Handoff) -> list[NewDelivery]:

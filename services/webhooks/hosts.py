@@ -47,9 +47,11 @@ class Hosts:
         return {h: self._cap(h) - self.inflight.get(h, 0) - len(self.waiting.get(h, ()))
                 for h in hosts}
 
+    def fast(self, host: str) -> bool:
+        return self.speed.get(host, FAST_S) < FAST_S
+
     def _cap(self, host: str) -> int:
-        fast = self.speed.get(host, FAST_S) < FAST_S
-        if fast and self.max_wait_s > 0:
+        if self.fast(host) and self.max_wait_s > 0:
             return self.per_host * (1 + BUFFER_SHARES)
         return self.per_host
 

@@ -83,16 +83,21 @@ WITH ins AS (
     ON CONFLICT (subscription_id, event_id) DO NOTHING
     RETURNING id, target_host, lease IS NULL AS unleased
 )
--- unleased rows wake the dispatchers at commit (one notification per target host)
-SELECT id, CASE WHEN unleased THEN pg_notify(%(channel)s, target_host) END FROM ins
+-- unleased rows of the hosts named wake the dispatchers at commit (one notification per host)
+SELECT id, CASE WHEN unleased AND target_host = ANY(%(notify)s::text[])
+                THEN pg_notify(%(channel)s, target_host) END
+FROM ins
 """
 
 
 async def insert_deliveries(cur: aiopg.Cursor, rows: list[NewDelivery], first_delay_s: float,
-                            lease: uuid.UUID, lease_s: float) -> set[uuid.UUID]:
-    """One statement for all rows (a redelivered event adds nothing); the ids written."""
+                            lease: uuid.UUID, lease_s: float,
+                            notify: list[str]) -> set[uuid.UUID]:
+    """One statement for all rows (a redelivered event adds nothing); the ids written.
+    Unleased rows of the `notify` hosts NOTIFY the dispatchers at commit."""
     await cur.execute(_INSERT, {
         "delay": first_delay_s, "lease_s": lease_s, "lease": lease, "channel": NOTIFY_CHANNEL,
+        "notify": notify,
         "id": [r.id for r in rows], "ws": [r.workspace_id for r in rows],
         "sub": [r.subscription_id for r in rows], "event": [r.event_id for r in rows],
         "etype": [r.event_type for r in rows], "host": [r.target_host for r in rows],
