@@ -71,7 +71,12 @@ class BatchConsumer(Consumer):
             while self._waiting and not self._stopping:
                 batch = self._waiting[:BATCH]
                 del self._waiting[:len(batch)]
-                await self._apply(batch)
+                try:
+                    await self._apply(batch)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as err:  # e.g. the channel closed: the broker redelivers
+                    log.warning("event_batch_unsettled", events=len(batch), error=repr(err))
 
     async def _apply(self, batch: list[tuple[AbstractIncomingMessage, dict[str, Any]]]) -> None:
         started = asyncio.get_running_loop().time()
@@ -85,7 +90,10 @@ class BatchConsumer(Consumer):
                 await super()._on_message(message)
             return
         for message, _ in batch:
-            await message.ack()
+            try:
+                await message.ack()
+            except Exception as err:  # channel gone: redelivered, then skipped as processed
+                log.warning("ack_failed", event_id=str(message.message_id), error=repr(err))
         log.info("events_consumed", events=len(batch),
                  duration_ms=round((asyncio.get_running_loop().time() - started) * 1000, 2))
 
