@@ -214,7 +214,8 @@ def pg_context(dsn: str | None = None, read_only: bool = False) -> Callable[[web
 
 
 def broker_context(consumers: dict[str, Handler] | None = None, schema: str | None = None,
-                   prefetch: int = 32) -> Callable[[web.Application], AsyncIterator[None]]:
+                   prefetch: int = 32, consumer_cls: type[Consumer] = Consumer
+                   ) -> Callable[[web.Application], AsyncIterator[None]]:
     """Connect to RabbitMQ in the background (retrying), then start the consumers."""
 
     async def ctx(app: web.Application) -> AsyncIterator[None]:
@@ -238,7 +239,7 @@ def broker_context(consumers: dict[str, Handler] | None = None, schema: str | No
                     delay = min(delay * 2, 10.0)
             for name, handler in (consumers or {}).items():
                 assert schema is not None, "consumers record handled events in a schema"
-                consumer = Consumer(app[PG_POOL], broker, name, schema, handler, prefetch)
+                consumer = consumer_cls(app[PG_POOL], broker, name, schema, handler, prefetch)
                 await consumer.start()
                 started.append(consumer)
 

@@ -5,40 +5,58 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+import aiopg
 from aiohttp import web
 
 from libs.common.settings import Settings
 from libs.common.web import (HTTP, PG_POOL, SETTINGS, broker_context, create_app, http_context,
-                             mount_routes, pg_context, relay_context, stop_tasks)
+                             mount_routes, pg_context, relay_context)
 
 from . import views
 from .contract import ROUTES
+from .consumer import PREFETCH, BatchConsumer
 from .dispatcher import Dispatcher
-from .events import make_handler
+from .fanout import Fanout
 from .sender import Sender, delivery_session
 
 DISPATCHER = web.AppKey("dispatcher", Dispatcher)
+FANOUT = web.AppKey("fanout", Fanout)
 
 
 async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
-    """The dispatcher's tasks and its own delivery session, stopped before the pool closes."""
+    """The dispatcher's tasks, its own delivery session and its own small pool, whose
+    commits do not wait for the WAL flush: a lease or an outcome lost with a PostgreSQL crash
+    only means that attempt is made again (at least once), while the delivery rows themselves
+    (written by the consumer before the ack) stay durable."""
     s = app[SETTINGS]
     session = delivery_session(s)
-    dispatcher = Dispatcher(app[PG_POOL], s, Sender(session, s))
+    pool = await aiopg.create_pool(s.database_url, minsize=1, maxsize=3, timeout=30.0,
+                                   pool_recycle=300.0, application_name="ims-webhooks-dispatch",
+                                   options="-c timezone=UTC -c synchronous_commit=off")
+    dispatcher = Dispatcher(pool, s, Sender(session, s),
+                            on_subscriptions_changed=app[FANOUT].cache.invalidate)
     app[DISPATCHER] = dispatcher
     tasks = [asyncio.create_task(dispatcher.run()), asyncio.create_task(dispatcher.flush_forever())]
     yield
-    await stop_tasks(tasks)
+    await dispatcher.stop_tasks(tasks)  # the consumer, still running, hands over nothing more
     await dispatcher.shutdown(grace_s=min(2.0, s.shutdown_timeout_s / 3))
     await session.close()
+    pool.close()
+    try:
+        await asyncio.wait_for(pool.wait_closed(), timeout=3.0)
+    except asyncio.TimeoutError:
+        pool.terminate()
 
 
 def create_webhooks_app(settings: Settings) -> web.Application:
     app = create_app(settings, "webhooks")
     app.cleanup_ctx.append(pg_context())
     app.cleanup_ctx.append(http_context)  # before the consumer, which may call the ideas service
-    handler = make_handler(settings.webhook_retry_schedule[0], lambda: app[HTTP], settings)
-    app.cleanup_ctx.append(broker_context(consumers={"webhooks": handler}, schema="webhooks"))
+    # The consumer hands first attempts to this replica's dispatcher once it runs.
+    fanout = Fanout(settings, lambda: app[HTTP], lambda: app.get(DISPATCHER))
+    app[FANOUT] = fanout
+    app.cleanup_ctx.append(broker_context(consumers={"webhooks": fanout}, schema="webhooks",
+                                          prefetch=PREFETCH, consumer_cls=BatchConsumer))
     app.cleanup_ctx.append(relay_context("webhooks"))
     app.cleanup_ctx.append(dispatcher_context)
     mount_routes(app, ROUTES, views)

@@ -1,17 +1,21 @@
 """The dispatcher: claims due deliveries, runs their attempts, records the outcomes.
 
-Safe in any number of replicas (see `store`). NOTIFY from the consumer wakes it, so a first
-attempt starts at once; a short poll catches scheduled retries and expired leases. Concurrency
-is bounded overall (`webhook_concurrency`) and per target host (`webhook_per_host_concurrency`):
-a host with no free share is left out of the claim, so a receiver that hangs holds only its own
-share while every other host keeps going. Outcomes are written in small batches by one writer.
+Safe in any number of replicas (see `store`). First attempts mostly arrive from the consumer
+already leased (`fanout`); the rest, retries and expired leases are claimed: NOTIFY wakes the
+claim loop, a short poll is the fallback. Concurrency is bounded overall
+(`webhook_concurrency`) and per target host (`webhook_per_host_concurrency`): a host with no
+free share is left out of the claim, so a receiver that hangs holds only its own share while
+every other host keeps going. Outcomes are written in batches by one writer, one statement per
+batch. Retries wait as the schedule says plus a little jitter, or as long as a 429/503's
+`Retry-After` asks when that is later (at most `RETRY_AFTER_CAP_S`).
 """
 
 from __future__ import annotations
 
 import asyncio
-
+import random
 from collections import defaultdict
+from collections.abc import Callable
 
 import aiopg
 import structlog
@@ -22,36 +26,95 @@ from libs.common.settings import Settings
 from libs.common.tasks import raise_if_cancelled
 
 from . import store
+from .hosts import Hosts
 from .sender import Answer, Sender
-from .store import Claimed, Outcome
+from .store import LEASE_MARGIN_S, Claimed, Outcome
+from .subscriptions import CHANGED_CHANNEL
 
 log = structlog.get_logger("dispatcher")
 
 POLL_S = 0.25
+GATHER_S = 0.002       # after a slot frees, wait this long for others before claiming
+FLUSH_GATHER_S = 0.02  # outcomes wait this long for others: one statement for all
 CLAIM_BATCH = 100
 FLUSH_BATCH = 500
-LEASE_MARGIN_S = 10.0
+JITTER = 0.1           # a retry waits up to this fraction longer than the schedule says
+RETRY_AFTER_CAP_S = 3600.0
 
 ATTEMPTS = Counter("ims_webhook_attempts_total", "Webhook delivery attempts", ["outcome"])
 ATTEMPT_SECONDS = Histogram("ims_webhook_attempt_duration_seconds", "Webhook attempt duration",
                             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
 
 
+def retry_delay(planned_s: float, asked_s: float | None,
+                rand: Callable[[], float] = random.random) -> float:
+    """Seconds before the next attempt: the schedule's wait plus up to JITTER of it, so that
+    deliveries that failed together are not retried in lockstep; or what a Retry-After asked,
+    when later than that (at most RETRY_AFTER_CAP_S, so a receiver cannot park a delivery)."""
+    if asked_s is not None and asked_s > planned_s:
+        return min(asked_s, RETRY_AFTER_CAP_S)
+    return planned_s + planned_s * JITTER * rand()
+
+
 class Dispatcher:
-    def __init__(self, pool: aiopg.Pool, settings: Settings, sender: Sender) -> None:
+    def __init__(self, pool: aiopg.Pool, settings: Settings, sender: Sender,
+                 on_subscriptions_changed: Callable[[str | None], None] = lambda _: None) -> None:
         self.pool, self.settings, self.sender = pool, settings, sender
+        self.on_subscriptions_changed = on_subscriptions_changed
         self.schedule = settings.webhook_retry_schedule
         self.lease_s = settings.webhook_timeout_s + LEASE_MARGIN_S
-        self.inflight: dict[str, int] = defaultdict(int)
+        self.hosts = Hosts(settings.webhook_per_host_concurrency, self.lease_s,
+                           settings.webhook_timeout_s)
         self.running: dict[asyncio.Task[None], Claimed] = {}
+        self.reserved = 0      # handed over by the consumer, not started yet
+        self.closing = False
+        self.more_due = True   # due rows may be waiting, for any host
+        self.short_hosts: set[str] = set()  # hosts whose due rows may wait for a slot here
         self.outcomes: list[Outcome] = []
         self.wake = asyncio.Event()
+        self.slot_freed = False
         self.flush_wake = asyncio.Event()
+
+    # ---- first attempts handed over by the consumer ------------------------------------------
+
+    def reserve(self, host: str) -> bool:
+        """Take a slot for an attempt the consumer is about to write leased."""
+        s = self.settings
+        if (self.closing or len(self.running) + self.reserved >= s.webhook_concurrency
+                or not self.hosts.has_slot(host)):
+            return False
+        self.hosts.take(host)
+        self.reserved += 1
+        return True
+
+    def unreserve(self, host: str) -> None:
+        self.reserved -= 1
+        self.hosts.give_back(host)
+
+    def start(self, job: Claimed) -> None:
+        """Run a reserved attempt (its row is committed under `job.lease`)."""
+        self.reserved -= 1
+        task = asyncio.create_task(self._attempt(job))
+        self.running[task] = job
+
+    def worth_a_notify(self, host: str) -> bool:
+        """Whether an unleased row for `host` should wake the dispatchers: not when the host
+        has no free slot here and answers slowly (hanging), as other replicas would only find
+        it busy too; this replica claims it when one of the host's slots frees."""
+        if self.closing or self.hosts.has_slot(host) or self.hosts.fast(host):
+            return True
+        self.short_hosts.add(host)
+        return False
+
+    def _run(self, job: Claimed) -> None:
+        self.hosts.take(job.target_host)
+        task = asyncio.create_task(self._attempt(job))
+        self.running[task] = job
 
     # ---- claiming ------------------------------------------------------------------------
 
     async def run(self) -> None:
-        while True:
+        while not self.closing:
             try:
                 await self._listen_and_claim()
             except asyncio.CancelledError:
@@ -64,17 +127,20 @@ class Dispatcher:
     async def _listen_and_claim(self) -> None:
         async with aiopg.connect(self.settings.database_url, timeout=10) as conn:
             async with conn.cursor() as cur:
-                await cur.execute(f"LISTEN {store.NOTIFY_CHANNEL}")
+                await cur.execute(f"LISTEN {store.NOTIFY_CHANNEL}; LISTEN {CHANGED_CHANNEL}")
+            self.on_subscriptions_changed(None)  # changes while not listening went unheard
             pump = asyncio.create_task(self._pump(conn))
             try:
-                while True:
+                while not self.closing:
                     if await self.claim_once() >= CLAIM_BATCH:
                         continue  # more may be due at once
                     try:
                         await asyncio.wait_for(self.wake.wait(), timeout=POLL_S)
                     except asyncio.TimeoutError:
-                        pass
+                        self.more_due = True
                     self.wake.clear()
+                    if self.slot_freed:  # let a few more finish: one claim for all of them
+                        await asyncio.sleep(GATHER_S)
                     if pump.done():
                         raise ConnectionError("listen connection lost")
             finally:
@@ -83,31 +149,52 @@ class Dispatcher:
 
     async def _pump(self, conn: aiopg.Connection) -> None:
         while True:
-            await conn.notifies.get()
-            self.wake.set()
-
-    def _free(self) -> dict[str, int]:
-        per_host = self.settings.webhook_per_host_concurrency
-        return {h: per_host - n for h, n in self.inflight.items() if n > 0}
+            note = await conn.notifies.get()
+            if note.channel == CHANGED_CHANNEL:
+                self.on_subscriptions_changed(note.payload)
+            else:
+                # Rows for a host with no free slot here wait for one of its slots to free;
+                # claiming now would only find the host busy.
+                if note.payload and not self.hosts.has_slot(note.payload):
+                    self.short_hosts.add(note.payload)
+                else:
+                    self.more_due = True
+                    self.wake.set()
 
     async def claim_once(self) -> int:
-        n = min(CLAIM_BATCH, self.settings.webhook_concurrency - len(self.running))
-        if n <= 0:
+        n = min(CLAIM_BATCH, self.settings.webhook_concurrency - len(self.running)
+                - self.reserved - self.hosts.n_waiting)
+        if n <= 0 or self.closing or not (self.more_due or self.slot_freed):
             return 0
-        async with db.transaction(self.pool) as cur:
-            jobs = await store.claim(cur, n, self._free(),
-                                     self.settings.webhook_per_host_concurrency, self.lease_s)
+        self.slot_freed = False
+        free = self.hosts.wanted()
+        async with db.cursor(self.pool) as cur:  # one statement: its own transaction
+            jobs = await store.claim(cur, n, free, self.settings.webhook_per_host_concurrency,
+                                     self.lease_s)
+        self.more_due = len(jobs) >= n
+        self.short_hosts = self._cut_short(free, jobs)
         for job in jobs:
-            self.inflight[job.target_host] += 1
-            task = asyncio.create_task(self._attempt(job))
-            self.running[task] = job
+            if self.hosts.has_slot(job.target_host):
+                self._run(job)
+            else:  # a fast host's next attempts: they start as its slots free
+                self.hosts.park(job)
         return len(jobs)
+
+    def _cut_short(self, free: dict[str, int], jobs: list[Claimed]) -> set[str]:
+        """The hosts whose due rows may still wait: the claim took all their share."""
+        taken: dict[str, int] = defaultdict(int)
+        for job in jobs:
+            taken[job.target_host] += 1
+        share = self.settings.webhook_per_host_concurrency
+        return ({h for h, f in free.items() if f <= taken[h]}
+                | {h for h, k in taken.items() if h not in free and k >= share})
 
     # ---- attempts ------------------------------------------------------------------------
 
     async def _attempt(self, job: Claimed) -> None:
         try:
             answer = await self.sender.send(job)
+            self.hosts.observe(job.target_host, answer.duration_ms / 1000)
             self.outcomes.append(self._judge(job, answer))
             self.flush_wake.set()
             ATTEMPTS.labels("delivered" if answer.ok else "failed").inc()
@@ -116,11 +203,14 @@ class Dispatcher:
                 log.info("attempt_failed", delivery_id=str(job.id), attempt=job.attempt_count + 1,
                          status_code=answer.status_code, error=answer.error)
         finally:
-            self.inflight[job.target_host] -= 1
-            if self.inflight[job.target_host] <= 0:
-                del self.inflight[job.target_host]
+            self.hosts.give_back(job.target_host)
             self.running.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
-            self.wake.set()  # a slot is free: claim more
+            after = None if self.closing else self.hosts.next_waiting(job.target_host)
+            if after is not None:
+                self._run(after)
+            if self.more_due or job.target_host in self.short_hosts:
+                self.slot_freed = True  # a slot rows may wait for is free: claim more
+                self.wake.set()
 
     def _judge(self, job: Claimed, answer: Answer) -> Outcome:
         attempt = job.attempt_count + 1
@@ -131,17 +221,21 @@ class Dispatcher:
         elif gone or attempt >= len(self.schedule):
             status = "failed"
         else:
-            status, retry_in = "pending", self.schedule[attempt]
+            status, retry_in = "pending", self.retry_in(attempt, answer.retry_after_s)
         return Outcome(job.id, job.subscription_id, job.lease, status, answer.status_code,
                        answer.error, answer.duration_ms, answer.signed_at, retry_in, gone)
+
+    def retry_in(self, attempt: int, asked_s: float | None) -> float:
+        return retry_delay(self.schedule[attempt], asked_s)
 
     # ---- recording -----------------------------------------------------------------------
 
     async def flush_forever(self) -> None:
-        while True:
+        while not self.closing:
             await self.flush_wake.wait()
+            await asyncio.sleep(FLUSH_GATHER_S)
             self.flush_wake.clear()
-            while self.outcomes:
+            while self.outcomes and not self.closing:  # shutdown() writes the rest
                 try:
                     await self.flush_once()
                 except asyncio.CancelledError:
@@ -153,11 +247,13 @@ class Dispatcher:
 
     async def flush_once(self) -> None:
         batch = self.outcomes[:FLUSH_BATCH]
-        async with db.transaction(self.pool) as cur:
-            written = await store.record(cur, batch)
-            mine = [o for o in batch if o.delivery_id in written]
-            if mine:
-                await store.update_subscriptions(cur, mine)
+        if not any(o.status == "failed" for o in batch):  # the usual case: one statement
+            async with db.cursor(self.pool) as cur:
+                await store.record(cur, batch)
+        else:  # a delivery ended failed: its subscription may be deactivated with it
+            async with db.transaction(self.pool) as cur:
+                written = await store.record(cur, batch)
+                mine = [o for o in batch if o.delivery_id in written]
                 gone = sorted({o.subscription_id for o in mine if o.gone})
                 failed = sorted({o.subscription_id for o in mine if o.status == "failed"})
                 if gone or failed:
@@ -165,13 +261,29 @@ class Dispatcher:
                                                  self.settings.webhook_disable_after_s)
                     if off:
                         log.info("subscriptions_deactivated", ids=[str(i) for i in off])
+                        self.on_subscriptions_changed(None)
         del self.outcomes[:len(batch)]
+
+    async def stop_tasks(self, tasks: list[asyncio.Task[None]]) -> None:
+        """End the claim loop and the writer. Their loops also end on `closing`, because a
+        cancellation can be lost inside an aiopg query (wait_for's race on Python 3.11)."""
+        self.closing = True  # nothing more is reserved or claimed
+        self.wake.set()
+        self.flush_wake.set()
+        for task in tasks:
+            task.cancel()
+        await asyncio.wait(tasks, timeout=2.0)
 
     async def shutdown(self, grace_s: float) -> None:
         """Let running attempts finish for a moment, record them, hand back the rest."""
+        self.closing = True
+        deadline = asyncio.get_running_loop().time() + grace_s
+        while self.reserved and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)  # reserved attempts start (or not) as their batch ends
         if self.running:
-            await asyncio.wait(list(self.running), timeout=grace_s)
-        unfinished = list(self.running.values())
+            await asyncio.wait(list(self.running),
+                               timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
+        unfinished = list(self.running.values()) + self.hosts.all_waiting()
         for task in list(self.running):
             task.cancel()
         if self.running:

@@ -1,32 +1,21 @@
-"""The `webhooks` consumer: each (event, matching active subscription) becomes a delivery row.
-
-It runs inside the consumer's transaction, which also records the event id, so a redelivered
-event adds nothing (and the unique (subscription_id, event_id) pair guards the same). The rows
-commit before the message is acked: from then on the database owns the schedule.
-"""
+"""What an event becomes on the wire: the automation `new_idea` payload and its author."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
-import aiopg
 import orjson
 import structlog
 
 from libs.common.caller import Caller
 from libs.common.settings import Settings
 
-from . import store
-from . import subscriptions as subs
-from .targets import host_key
 
 log = structlog.get_logger("webhooks.events")
 JSON_OPTS = orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS
-Handler = Callable[[aiopg.Cursor, dict[str, Any]], Awaitable[None]]
 
 
 def new_idea_payload(event: dict[str, Any], author: str | None = None) -> bytes:
@@ -75,30 +64,3 @@ async def author_of(session: aiohttp.ClientSession, settings: Settings,
     except (aiohttp.ClientError, asyncio.TimeoutError, KeyError, ValueError) as err:
         log.warning("author_lookup_failed", idea_id=idea.get("id"), error=repr(err))
         return None
-
-
-def make_handler(first_delay_s: float, session: Callable[[], aiohttp.ClientSession],
-                 settings: Settings) -> Handler:
-    async def on_event(cur: aiopg.Cursor, event: dict[str, Any]) -> None:
-        event_type = str(event.get("type"))
-        targets = await subs.matching(cur, str(event.get("workspaceId")), event_type)
-        if not targets:
-            return
-        # The queue's message body is the delivery body (CONTRACT section 6); it is
-        # serialized once here and those exact bytes are signed and sent on every attempt.
-        main_body = orjson.dumps(event, option=JSON_OPTS)
-        hook_body = b""
-        if event_type == "idea.created" and any(t["kind"] == subs.AUTOMATION for t in targets):
-            hook_body = new_idea_payload(event, await author_of(session(), settings, event))
-        rows = []
-        for t in targets:
-            is_hook = t["kind"] == subs.AUTOMATION
-            rows.append(store.NewDelivery(
-                id=uuid.uuid4(), subscription_id=t["id"],
-                event_type=subs.NEW_IDEA if is_hook else event_type,
-                target_host=host_key(t["target_url"]),
-                body=hook_body if is_hook else main_body))
-        await store.insert_deliveries(cur, event["workspaceId"], event["id"], rows,
-                                      first_delay_s)
-
-    return on_event

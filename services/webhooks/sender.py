@@ -14,6 +14,7 @@ import hmac
 import ssl
 import time
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -35,6 +36,7 @@ class Answer:
     error: str | None
     duration_ms: int
     signed_at: int
+    retry_after_s: float | None = None  # what a 429/503 asked for, when it said
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:
@@ -80,25 +82,46 @@ class Sender:
         }
         started = time.perf_counter()
         code: int | None = None
+        wait: float | None = None
         error = self._refusal(job)
         if error is None:
-            code, error = await self._post(job.target_url, job.body, headers)
+            code, error, wait = await self._post(job.target_url, job.body, headers)
         ms = int((time.perf_counter() - started) * 1000)
-        return Answer(error is None, code, error, ms, signed_at)
+        return Answer(error is None, code, error, ms, signed_at, wait)
 
-    async def _post(self, url: str, body: bytes, headers: dict[str, str]) -> tuple[int | None, str | None]:
+    async def _post(self, url: str, body: bytes,
+                    headers: dict[str, str]) -> tuple[int | None, str | None, float | None]:
         try:
             async with self.session.post(url, data=body, headers=headers, allow_redirects=False,
                                          timeout=self.timeout) as resp:
                 snippet = await resp.content.read(BODY_CAP)
                 if 200 <= resp.status < 300:
-                    return resp.status, None
+                    return resp.status, None, None
+                wait = None
+                if resp.status in (429, 503):
+                    wait = retry_after(resp.headers.get("Retry-After"), time.time())
                 text = snippet.decode("utf-8", "replace").strip()
-                return resp.status, (f"HTTP {resp.status}" + (f": {text}" if text else ""))[:ERROR_CAP]
+                error = (f"HTTP {resp.status}" + (f": {text}" if text else ""))[:ERROR_CAP]
+                return resp.status, error, wait
         except asyncio.TimeoutError:
-            return None, f"timeout: no answer within {self.timeout.total:g} s"
+            return None, f"timeout: no answer within {self.timeout.total:g} s", None
         except aiohttp.ClientError as err:
-            return None, describe(err)[:ERROR_CAP]
+            return None, describe(err)[:ERROR_CAP], None
+
+
+def retry_after(value: str | None, now: float) -> float | None:
+    """Seconds from `now` that a `Retry-After` header asks for (delta-seconds or an HTTP
+    date); None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - now)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
 
 def describe(err: BaseException) -> str:
     """A short, secret-free text for a failed connection."""

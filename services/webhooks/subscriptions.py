@@ -12,6 +12,7 @@ import aiopg
 from libs.common import db
 
 MAIN, AUTOMATION = "main", "automation"
+CHANGED_CHANNEL = "webhooks_subscriptions"  # payload: the workspace id; see fanout.TargetCache
 NEW_IDEA = "new_idea"
 _ALPHABET = string.ascii_letters + string.digits
 _COLUMNS = ("id, name, target_url, events, secret, is_active, failure_count, last_delivered_at,"
@@ -67,7 +68,13 @@ async def insert(cur: aiopg.Cursor, workspace_id: uuid.UUID, kind: str, name: st
              f" events, secret) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING {_COLUMNS}",
         (uuid.uuid4(), workspace_id, kind, name, target_url, events, new_secret()))
     assert row is not None
+    await changed(cur, workspace_id)
     return row
+
+
+async def changed(cur: aiopg.Cursor, workspace_id: uuid.UUID) -> None:
+    """Tell every replica's target cache, at commit, that this workspace's subscriptions changed."""
+    await cur.execute("SELECT pg_notify(%s, %s)", (CHANGED_CHANNEL, str(workspace_id)))
 
 
 async def list_main(cur: aiopg.Cursor, workspace_id: uuid.UUID) -> list[db.Row]:
@@ -106,14 +113,14 @@ async def delete(cur: aiopg.Cursor, workspace_id: uuid.UUID, sub_id: uuid.UUID,
     await cur.execute(
         "DELETE FROM webhooks.subscriptions WHERE workspace_id = %s AND id = %s AND kind = %s",
         (workspace_id, sub_id, kind))
-    return bool(cur.rowcount)
+    if not cur.rowcount:
+        return False
+    await changed(cur, workspace_id)
+    return True
 
 
-async def matching(cur: aiopg.Cursor, workspace_id: str, event_type: str) -> list[db.Row]:
-    """Active subscriptions of the workspace that want this event (hooks want new ideas)."""
+async def active_targets(cur: aiopg.Cursor, workspace_id: str) -> list[db.Row]:
+    """Every active subscription of the workspace, with what deliveries to it need."""
     return await db.fetchall(
-        cur, "SELECT id, kind, target_url FROM webhooks.subscriptions"
-             " WHERE workspace_id = %s AND is_active"
-             " AND ((kind = 'main' AND %s = ANY(events))"
-             "      OR (kind = 'automation' AND %s = 'idea.created'))",
-        (workspace_id, event_type, event_type))
+        cur, "SELECT id, kind, target_url, secret, events FROM webhooks.subscriptions"
+             " WHERE workspace_id = %s AND is_active", (workspace_id,))
