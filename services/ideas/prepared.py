@@ -28,7 +28,13 @@ def _numbered(sql: str) -> str:
 async def execute(cur: aiopg.Cursor, sql: str, params: Sequence[Any]) -> None:
     """Run `sql` (psycopg2 `%s` placeholders, no literal `%`) as a prepared statement."""
     name = "ims_" + hashlib.sha1(sql.encode()).hexdigest()[:16]
-    done = _PREPARED.setdefault(cur.connection, set())
+    done = _PREPARED.get(cur.connection)
+    if done is None:
+        # A keyset page's custom plan looks cheaper than the generic one (it knows how deep the
+        # cursor is), so PostgreSQL would plan every execution anew and lose what preparing saves;
+        # the generic plan is the same index range scan.
+        await cur.execute("SET plan_cache_mode = force_generic_plan")
+        done = _PREPARED[cur.connection] = set()
     if name not in done:
         await cur.execute(f"PREPARE {name} AS {_numbered(sql)}")
         done.add(name)
