@@ -13,6 +13,8 @@ COUNT_TTL seconds.
 
 from __future__ import annotations
 
+import asyncio
+
 import time
 import uuid
 from dataclasses import dataclass
@@ -54,6 +56,9 @@ FILTER_KEYS = ("status", "source", "category", "destination", "roadmapStageId", 
 COUNT_CAP = 1_000
 COUNT_TTL = 30.0
 _COUNT_CACHE: dict[tuple[Any, ...], tuple[float, int]] = {}
+# Full counts in progress: concurrent requests for the same filters wait for the one running
+# instead of each scanning the workspace.
+_COUNTING: dict[tuple[Any, ...], asyncio.Future[int]] = {}
 
 
 def like_word(word: str) -> str:
@@ -182,8 +187,24 @@ async def total(cur: aiopg.Cursor, workspace_id: uuid.UUID, q: ListIdeasQuery) -
              f" LIMIT {COUNT_CAP + 1}) s", [workspace_id, *params]))
     if n <= COUNT_CAP:
         return n
-    n = int(await db.fetchval(cur, f"SELECT count(*) FROM ideas.ideas i WHERE {base}",
-                              [workspace_id, *params]))
+    running = _COUNTING.get(key)
+    if running is not None:
+        try:
+            return await asyncio.shield(running)
+        except Exception:  # the one counting failed: count here instead
+            pass
+    done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    _COUNTING[key] = done
+    try:
+        n = int(await db.fetchval(cur, f"SELECT count(*) FROM ideas.ideas i WHERE {base}",
+                                  [workspace_id, *params]))
+    except BaseException as err:
+        done.set_exception(RuntimeError(f"count failed: {err!r}"))
+        done.exception()  # retrieved here; waiters see it too
+        raise
+    finally:
+        _COUNTING.pop(key, None)
+    done.set_result(n)
     if len(_COUNT_CACHE) > 10_000:
         _COUNT_CACHE.clear()  # bounded memory; entries are only 30 s worth anyway
     _COUNT_CACHE[key] = (time.monotonic() + COUNT_TTL, n)

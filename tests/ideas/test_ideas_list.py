@@ -233,6 +233,11 @@ async def test_total_over_the_count_bound_is_exact(api: Api) -> None:
     assert r.json["pagination"]["total"] == 1100 and len(r.data) == 5
     r = await api.get("/api/v1/ideas", params={"limit": 1})
     assert r.json["pagination"]["total"] == 1103
+    # Concurrent first askers of a count over the bound share one count and all get it exact.
+    pages = await asyncio.gather(*(api.get("/api/v1/ideas", params={"category": "bulk",
+                                                                     "source": "api"})
+                                   for _ in range(8)))
+    assert {p.json["pagination"]["total"] for p in pages} == {1100}
 
 
 async def test_concurrent_status_moves_keep_counts(api: Api) -> None:
