@@ -4,88 +4,26 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from services.customers.models import CustomerFull
+from services.ideas.models import Idea
 
 
 class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class IdeaExportRice(_Out):
-    reach: float | None
-    impact: float | None
-    confidence: float | None
-    effort: float | None
-    score: float | None
-    priority: str | None
-    source: str | None
-
-
-class IdeaExportValidation(_Out):
-    score: float | None
-    evidenceCount: float | None
-
-
-class IdeaExportRecord(_Out):
+class IdeaExportRecord(Idea):
     """An Idea; CSV flattens `rice.x` to `riceX` and `validation.x` to `validationX`."""
 
-    id: uuid.UUID
-    ideaServiceId: str
-    title: str
-    summary: str | None
-    status: str
-    source: str
-    category: str | None
-    ideaType: str | None
-    url: str | None
-    destination: str | None
-    destinationIssueId: str | None
-    destinationIssueUrl: str | None
-    voteCount: int
-    publicVoteCount: int
-    requestCount: int
-    signalCount: int
-    rice: IdeaExportRice
-    validation: IdeaExportValidation
-    decisionReason: str | None
-    decidedAt: datetime | None
-    closureCategory: str | None
-    decisionOwnerName: str | None
-    decisionDeadline: datetime | None
-    totalCustomerARR: float | None
-    lastActivityAt: datetime | None
-    lastSignalAt: datetime | None
-    uniqueSourceCount: int
-    averageSentiment: float | None
-    workItemStatus: str | None
-    shippedAt: datetime | None
-    productId: uuid.UUID | None
-    actionable: bool
-    createdAt: datetime
-    roadmapStageId: uuid.UUID | None
     tags: list[str] = Field(None, description="Tag names; only with include_tags (CSV: joined by ;)")  # type: ignore[assignment]
     customerCount: int = Field(None, description="Linked customers; only with include_customer_count")  # type: ignore[assignment]
 
 
-class CustomerExportRecord(_Out):
+class CustomerExportRecord(CustomerFull):
     """A CustomerFull; CSV writes `metadata` as JSON text."""
-
-    id: uuid.UUID
-    name: str
-    email: str | None
-    domain: str | None
-    arr: float | None
-    mrr: float | None
-    plan: str | None
-    source: str
-    externalId: str | None
-    crmCompanyId: str | None
-    ideaCount: int
-    metadata: dict[str, Any] | None
-    createdAt: datetime
-    updatedAt: datetime | None
 
 
 class DecisionExportRecord(_Out):

@@ -9,7 +9,7 @@ import aiopg
 from aiohttp import web
 
 from libs.common.settings import Settings
-from libs.common.web import (HTTP, PG_POOL, SETTINGS, broker_context, create_app, http_context,
+from libs.common.web import (HTTP, SETTINGS, broker_context, create_app, http_context,
                              mount_routes, pg_context, relay_context)
 
 from . import views
