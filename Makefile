@@ -25,5 +25,10 @@ test: venv
 bench: venv
 	VENV_BIN=$(abspath $(BIN)) bash scripts/test_env.sh $(BIN)/python -m bench
 
+# Pyflakes-level checks (unused names, undefined names, imports); ruff is fetched on first use.
+lint: venv
+	$(BIN)/pip install --quiet ruff
+	$(BIN)/ruff check --isolated --select F services libs tests bench scripts
+
 clean:
 	rm -rf $(VENV) .run
