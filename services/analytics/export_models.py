@@ -8,7 +8,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from services.customers.models import CustomerFull
-from services.ideas.models import Idea
+from services.ideas.models import Idea, Signal
 
 
 class _Out(BaseModel):
@@ -39,21 +39,9 @@ class DecisionExportRecord(_Out):
     decisionOwnerName: str | None
 
 
-class SignalExportRecord(_Out):
+class SignalExportRecord(Signal):
     """A Signal with the context of its idea."""
 
-    id: uuid.UUID
-    platform: str
-    userId: str | None
-    userName: str | None
-    userEmail: str | None
-    content: str | None
-    similarity: float
-    sentiment: str | None
-    sentimentScore: float | None
-    autoLinkedCustomerId: str | None
-    detectedAt: datetime
-    createdAt: datetime
     ideaId: uuid.UUID
     ideaServiceId: str
     ideaTitle: str
