@@ -211,6 +211,18 @@ class OutboxRelay:
 Handler = Callable[[aiopg.Cursor, dict[str, Any]], Awaitable[None]]
 
 
+async def parse_event(message: AbstractIncomingMessage) -> dict[str, Any] | None:
+    """The event a message carries; a malformed one is dead-lettered (no retry can fix it)."""
+    try:
+        event = orjson.loads(message.body)
+        uuid.UUID(event["id"])
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        log.error("event_malformed", routing_key=message.routing_key)
+        await message.reject(requeue=False)
+        return None
+    return event  # type: ignore[no-any-return]
+
+
 class Consumer:
     """Consumes one queue; each event's effect commits with its id, then the message is acked."""
 
@@ -245,12 +257,8 @@ class Consumer:
     async def _on_message(self, message: AbstractIncomingMessage) -> None:
         request_id = (message.headers or {}).get("x-request-id")
         with structlog.contextvars.bound_contextvars(request_id=request_id, consumer=self.consumer):
-            try:
-                event = orjson.loads(message.body)
-                uuid.UUID(event["id"])
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-                log.error("event_malformed", routing_key=message.routing_key)
-                await message.reject(requeue=False)  # dead-lettered: no retry can fix it
+            event = await parse_event(message)
+            if event is None:
                 return
             started = asyncio.get_running_loop().time()
             try:

@@ -11,15 +11,13 @@ hold back the others (it alone is dead-lettered after its tries).
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Any
 
-import orjson
 import structlog
 from aio_pika.abc import AbstractIncomingMessage
 
 from libs.common import db
-from libs.common.messaging import Consumer
+from libs.common.messaging import Consumer, parse_event
 from libs.common.tasks import raise_if_cancelled
 
 from .fanout import Fanout, Handoff
@@ -55,12 +53,8 @@ class BatchConsumer(Consumer):
         await super().stop()
 
     async def _on_message(self, message: AbstractIncomingMessage) -> None:
-        try:
-            event = orjson.loads(message.body)
-            uuid.UUID(event["id"])
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-            log.error("event_malformed", routing_key=message.routing_key)
-            await message.reject(requeue=False)  # dead-lettered: no retry can fix it
+        event = await parse_event(message)
+        if event is None:
             return
         self._waiting.append((message, event))
         self._kick.set()
