@@ -129,6 +129,8 @@ def prepare(url: str) -> tuple[str, str]:
                 cur.execute("VACUUM ANALYZE ideas.signals")
                 cur.execute("VACUUM ANALYZE customers.customers")
                 cur.execute("VACUUM ANALYZE customers.idea_links")
+                cur.execute("VACUUM ANALYZE ideas.idea_months, ideas.signal_days,"
+                            " ideas.signal_idea_days, ideas.signal_firsts")
             print(f"seeded {IDEAS} ideas in {time.monotonic() - started:.0f} s", flush=True)
         else:
             ws = str(row[0])

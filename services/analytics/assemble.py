@@ -59,8 +59,8 @@ def _fold(rows: list[dict[str, Any]], key: str) -> dict[Any, int]:
     return out
 
 
-def _month_start(now: datetime) -> datetime:
-    return now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+def _month_start(now: datetime) -> date:
+    return now.date().replace(day=1)
 
 
 async def summary(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
@@ -152,13 +152,14 @@ async def funnel(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range) -> dict[str, Any]
 
 
 async def signals(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period) -> dict[str, Any]:
-    rows = await reports.signals(cur, ws, rng)
-    ideas = {r["platform"]: r["ideas"] for r in await reports.signal_ideas(cur, ws, rng)}
+    both = await reports.signals(cur, ws, rng)
+    rows = [r for r in both if r["kind"] == "day"]
+    ideas = {r["platform"]: r["n"] for r in both if r["kind"] == "ideas"}
     over: dict[date, list[Any]] = {}
     for r in rows:
-        sums = over.setdefault(bucket_start(r["day"], period), [0, 0.0, 0])
+        sums = over.setdefault(bucket_start(r["day"], period), [0, Decimal(0), 0])
         sums[0] += r["n"]
-        sums[1] += r["score"] or 0.0
+        sums[1] += r["score"] or 0
         sums[2] += r["score_n"]
     platforms = sorted(_fold(rows, "platform").items(), key=lambda p: (-p[1], p[0]))
     sentiments = sorted(_fold(rows, "sentiment").items(),

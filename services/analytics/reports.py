@@ -4,8 +4,10 @@ Shared definitions (CONTRACT section 8): deleted ideas never count; an idea coun
 by `created_at`, a decision by the idea's `decided_at`, a signal by `detected_at`; both ends
 of a range are inclusive.
 
-How they stay fast on a million ideas (plans in docs/analytics.md): each report reads one
-covering partial index of migration ideas/0200 by an index-only scan, in one pass grouped as
+How they stay fast on a million ideas (plans in docs/analytics.md): summary and signals read
+rollups the ideas service keeps by trigger in the same transaction as each write (ideas
+migration 0300); every other report reads one covering partial index of migration ideas/0200
+by an index-only scan, in one pass grouped as
 finely as its answer needs (days, not weeks or months; one row per combination of keys), and
 the caller folds those few rows. No GROUPING SETS or DISTINCT aggregates in the big pass, so
 that it can run in parallel. Spans of time are summed as intervals (exact integers of days and
@@ -15,7 +17,8 @@ microseconds), never as rounded fractional days.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, timezone
 from typing import Any
 
 import aiopg
@@ -55,18 +58,19 @@ async def status_counts(cur: aiopg.Cursor, workspace_id: uuid.UUID) -> dict[str,
 
 
 async def summary_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID,
-                        month_start: datetime) -> list[Row]:
-    """Sums per (source, category) over every live idea: one index-only pass."""
-    return await fetchall(cur, f"""
-        SELECT source, category, count(*) AS n,
-               count(*) FILTER (WHERE created_at >= %(month)s) AS this_month,
-               sum(rice_reach) AS reach, count(rice_reach) AS reach_n,
-               sum(rice_impact) AS impact, count(rice_impact) AS impact_n,
-               sum(rice_confidence) AS confidence, count(rice_confidence) AS confidence_n,
-               sum(rice_effort) AS effort, count(rice_effort) AS effort_n,
-               sum(rice_score) AS score, count(rice_score) AS score_n
-          FROM ideas.ideas WHERE {LIVE}
-         GROUP BY source, category""", _args(workspace_id, month=month_start))
+                        month_start: date) -> list[Row]:
+    """Sums per (source, category) over every live idea, from the monthly rollup the ideas
+    service keeps by trigger (ideas migration 0300): a few rows per month, whatever the size."""
+    return await fetchall(cur, """
+        SELECT source, category, sum(n)::bigint AS n,
+               coalesce(sum(n) FILTER (WHERE month >= %(month)s), 0)::bigint AS this_month,
+               sum(reach_sum) AS reach, sum(reach_n)::bigint AS reach_n,
+               sum(impact_sum) AS impact, sum(impact_n)::bigint AS impact_n,
+               sum(confidence_sum) AS confidence, sum(confidence_n)::bigint AS confidence_n,
+               sum(effort_sum) AS effort, sum(effort_n)::bigint AS effort_n,
+               sum(score_sum) AS score, sum(score_n)::bigint AS score_n
+          FROM ideas.idea_months WHERE workspace_id = %(ws)s
+         GROUP BY source, category HAVING sum(n) <> 0""", _args(workspace_id, month=month_start))
 
 
 async def summary_customers(cur: aiopg.Cursor, workspace_id: uuid.UUID) -> Row:
@@ -152,26 +156,78 @@ async def funnel(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range) -> list
          GROUP BY status""", _args(workspace_id, rng))
 
 
+@dataclass(frozen=True)
+class DaySplit:
+    """A range cut into whole UTC days [first, after) read from the rollups, and the instants
+    before and after them, [start, first) and [after, end], read from the signals themselves.
+    With no whole day inside, the whole range is an edge: first = after, edges [start, start)
+    and [start, end]."""
+    first: date
+    after: date
+    head_end: datetime
+    tail_start: datetime
+
+
+def split_days(rng: Range) -> DaySplit:
+    first = rng.start.astimezone(timezone.utc).date()
+    if rng.start != _midnight(first):
+        first += timedelta(days=1)
+    after = (rng.end.astimezone(timezone.utc) + timedelta(microseconds=1)).date()
+    if first >= after:
+        return DaySplit(first, first, rng.start, rng.start)
+    return DaySplit(first, after, _midnight(first), _midnight(after))
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, time(0), timezone.utc)
+
+
+def _split_args(workspace_id: uuid.UUID, rng: Range) -> dict[str, Any]:
+    split = split_days(rng)
+    return _args(workspace_id, rng, first=split.first, after=split.after,
+                 head_end=split.head_end, tail_start=split.tail_start)
+
+
 async def signals(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range) -> list[Row]:
-    """Signals of live ideas per (day, platform, sentiment label)."""
+    """Signals of live ideas in one statement, rows of two kinds:
+    - 'day': per (day, platform, sentiment label) the count and sentiment sums: whole days from
+      the daily rollup (ideas migration 0300), the edges of the range from the signals;
+    - 'ideas': per platform the distinct live ideas: over the whole days, the (idea, platform)
+      pairs whose first day there follows no day of theirs inside (ideas.signal_firsts), plus
+      the pairs of the edges with no signal on those whole days (ideas.signal_idea_days).
+    The edges are read once, by index-only scans of signals_an_detected."""
     return await fetchall(cur, f"""
-        SELECT {DAY.format(col="s.detected_at")} AS day, s.platform, s.sentiment,
-               count(*) AS n, sum(s.sentiment_score) AS score, count(s.sentiment_score) AS score_n
-          FROM ideas.signals s
-         WHERE s.workspace_id = %(ws)s AND {IN_RANGE.format(col="s.detected_at")}
-           AND {NOT_DELETED_IDEA.format(col="s.idea_id")}
-         GROUP BY 1, 2, 3""", _args(workspace_id, rng))
-
-
-async def signal_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range) -> list[Row]:
-    """Distinct live ideas per platform. Read in (idea, platform) order from signals_an_idea, so
-    that the anti-join is a merge and DISTINCT ON a streaming Unique: no hash of every pair."""
-    return await fetchall(cur, f"""
-        SELECT platform, count(*) AS ideas
-          FROM (SELECT DISTINCT ON (s.idea_id, s.platform) s.platform FROM ideas.signals s
-                 WHERE s.workspace_id = %(ws)s AND {IN_RANGE.format(col="s.detected_at")}
-                   AND {NOT_DELETED_IDEA.format(col="s.idea_id")}) p
-         GROUP BY platform""", _args(workspace_id, rng))
+        WITH edge AS MATERIALIZED (
+            SELECT e.* FROM (
+                SELECT detected_at, platform, sentiment, sentiment_score, idea_id
+                  FROM ideas.signals
+                 WHERE workspace_id = %(ws)s
+                   AND detected_at >= %(start)s AND detected_at < %(head_end)s
+                UNION ALL
+                SELECT detected_at, platform, sentiment, sentiment_score, idea_id
+                  FROM ideas.signals
+                 WHERE workspace_id = %(ws)s
+                   AND detected_at >= %(tail_start)s AND detected_at <= %(end)s) e
+             WHERE {NOT_DELETED_IDEA.format(col="e.idea_id")})
+        SELECT 'day' AS kind, day, platform, sentiment, n, score_sum AS score, score_n
+          FROM ideas.signal_days
+         WHERE workspace_id = %(ws)s AND day >= %(first)s AND day < %(after)s AND n <> 0
+        UNION ALL
+        SELECT 'day', (detected_at AT TIME ZONE 'UTC')::date, platform, sentiment, count(*),
+               sum(sentiment_score::numeric), count(sentiment_score)
+          FROM edge GROUP BY 2, 3, 4
+        UNION ALL
+        SELECT 'ideas', NULL, platform, NULL, sum(n)::bigint, NULL, NULL FROM (
+            SELECT platform, n FROM ideas.signal_firsts
+             WHERE workspace_id = %(ws)s AND day >= %(first)s AND day < %(after)s
+               AND prev_day < %(first)s
+            UNION ALL
+            SELECT p.platform, 1 FROM (SELECT DISTINCT idea_id, platform FROM edge) p
+             WHERE NOT EXISTS (SELECT 1 FROM ideas.signal_idea_days t
+                                WHERE t.workspace_id = %(ws)s AND t.idea_id = p.idea_id
+                                  AND t.platform = p.platform
+                                  AND t.day >= %(first)s AND t.day < %(after)s)) u
+         GROUP BY platform HAVING sum(n) <> 0""", _split_args(workspace_id, rng))
 
 
 async def roadmap_stages(cur: aiopg.Cursor, workspace_id: uuid.UUID) -> list[Row]:
