@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -23,6 +24,41 @@ class DevenvError(Exception):
 def run_dir() -> Path:
     """Private servers, leases and generated files live here (IMS_RUN_DIR overrides `.run/`)."""
     return Path(os.environ.get("IMS_RUN_DIR") or ROOT / ".run").absolute()
+
+
+def _first_ephemeral_port() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _bindable(port: int) -> bool:
+    # As servers bind: every address, SO_REUSEADDR.
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_ports(count: int, avoid: set[int], what: str = "a server") -> list[int]:
+    """`count` distinct free ports below the ephemeral range, none of them in `avoid`.
+
+    A port the kernel hands out (bind to port 0) is one it may give the next outgoing
+    connection of any process, or the next bind(0) of any caller, before the server binds it.
+    """
+    pool = list(range(10000, _first_ephemeral_port())) or list(range(10000, 65536))
+    random.shuffle(pool)
+    ports: list[int] = []
+    for port in pool:
+        if port not in avoid and _bindable(port):
+            ports.append(port)
+            if len(ports) == count:
+                return ports
+    raise DevenvError(f"no free port for {what}")
 
 
 def log(message: str) -> None:

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import glob
 import os
-import random
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -22,6 +20,7 @@ from typing import Any
 from . import amqp
 from .common import (
     DevenvError,
+    free_ports,
     log,
     process_alive,
     process_start_time,
@@ -99,41 +98,6 @@ def find_server() -> Path | None:
 def find_epmd() -> Path | None:
     found = [shutil.which("epmd") or "", *sorted(glob.glob("/usr/lib/erlang/erts-*/bin/epmd"))]
     return next((Path(path) for path in found if path and Path(path).exists()), None)
-
-
-def _first_ephemeral_port() -> int:
-    try:
-        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 32768
-
-
-def _bindable(port: int) -> bool:
-    # As RabbitMQ checks its distribution port: every address, SO_REUSEADDR.
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("", port))
-        except OSError:
-            return False
-    return True
-
-
-def free_ports(count: int, avoid: set[int]) -> list[int]:
-    """Free ports for epmd and the Erlang distribution, below the ephemeral range.
-
-    A port the kernel hands out (bind to port 0) is one it may give the next outgoing
-    connection of any process, and RabbitMQ refuses to start when its port is taken.
-    """
-    pool = list(range(10000, _first_ephemeral_port())) or list(range(10000, 65536))
-    random.shuffle(pool)
-    ports: list[int] = []
-    for port in pool:
-        if port not in avoid and _bindable(port):
-            ports.append(port)
-            if len(ports) == count:
-                return ports
-    raise DevenvError("no free port for epmd and the Erlang distribution")
 
 
 def write_config(home: Path, target: AmqpTarget) -> None:
@@ -217,7 +181,7 @@ def start_private(target: AmqpTarget) -> dict[str, Any]:
     server, epmd = _binaries()
     home = run_dir() / "rabbitmq"
     write_config(home, target)
-    epmd_port, dist_port = free_ports(2, avoid={target.port})
+    epmd_port, dist_port = free_ports(2, avoid={target.port}, what="epmd and the Erlang distribution")
     env = node_env(home, target, epmd_port, dist_port)
     log(f"starting a private RabbitMQ node {NODENAME} at {where} (data in {home})")
     epmd_pid = _start_epmd(epmd, epmd_port, home, env)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +17,7 @@ import aiohttp
 import psycopg2
 
 from libs.common.migrations import migrate
+from scripts.devrun.common import free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = ("gateway", "ideas", "customers", "webhooks", "analytics")
@@ -25,10 +26,34 @@ AMQP_URL = os.environ.get("AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/")
 LOG_DIR = ROOT / ".run" / "test-logs"
 
 
+def listens(pid: int, port: int) -> bool:
+    """Whether process `pid` holds a listening TCP socket on `port` (Linux /proc)."""
+    hex_port = f":{port:04X}"
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as f:
+            for line in f.readlines()[1:]:
+                cols = line.split()
+                if cols[1].endswith(hex_port) and cols[3] == "0A":  # 0A: LISTEN
+                    inodes.add(f"socket:[{cols[9]}]")
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{pid}/fd/{fd}") in inodes:
+                    return True
+    return False
+
+
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A free port below the kernel's ephemeral range, never the same twice in one run: a port
+    from bind(0) can be handed again to the next caller (two services of one System got the
+    same port) or to an outgoing connection before the service binds it."""
+    port = free_ports(1, avoid=_handed_out, what="a service")[0]
+    _handed_out.add(port)
+    return port
 
 
 def dsn_for(dbname: str) -> str:
@@ -117,15 +142,23 @@ class System:
         else:
             self.procs[svc].append(proc)
 
+    def serving(self, svc: str, i: int) -> bool:
+        """Whether the process itself listens on its port: a /readyz answer alone could come
+        from another process on the same port."""
+        return listens(self.procs[svc][i].pid, self.ports[svc][i])
+
     async def wait_ready(self, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
         async with aiohttp.ClientSession() as session:
             for svc, ports in self.ports.items():
-                for port in ports:
+                for i, port in enumerate(ports):
                     while True:
+                        code = self.procs[svc][i].poll()
+                        if code is not None:
+                            raise RuntimeError(f"{svc} on {port} exited with {code}; see {LOG_DIR}")
                         try:
                             async with session.get(f"http://127.0.0.1:{port}/readyz") as r:
-                                if r.status == 200:
+                                if r.status == 200 and self.serving(svc, i):
                                     break
                         except aiohttp.ClientError:
                             pass
