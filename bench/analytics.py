@@ -5,7 +5,10 @@ Seeds (once; the database `ims_bench_analytics` is kept between runs) one worksp
 idea links, starts the real processes, then through the gateway:
 - every report: 5 warm-up calls, then up to 40 timed calls (at most 20 s each): p50, p99;
 - every export (4 kinds x CSV/JSON) of 10,000 records: wall time, and the analytics process's
-  peak resident memory over its idle level (the peak is reset through /proc/<pid>/clear_refs).
+  peak resident memory over its idle level (the peak is reset through /proc/<pid>/clear_refs);
+- what the rollup triggers (ideas migration 0300) cost the writes: idea create, vote, and a
+  signal recorded by the automation API, one client, in rounds alternating with the triggers
+  on and off (the workspace's rollups are rebuilt afterwards): p50, p99 and the p50 ratio.
 Writes bench/results/analytics.json and .md.
 """
 
@@ -134,6 +137,14 @@ def prepare(url: str) -> tuple[str, str]:
             print(f"seeded {IDEAS} ideas in {time.monotonic() - started:.0f} s", flush=True)
         else:
             ws = str(row[0])
+        with conn, conn.cursor() as cur:  # ideas the API creates get numbers after the seeded
+            cur.execute("""
+                INSERT INTO ideas.workspace_state AS s (workspace_id, next_idea_number)
+                SELECT %(ws)s, coalesce(max(number), 0) + 1 FROM ideas.ideas
+                 WHERE workspace_id = %(ws)s
+                ON CONFLICT (workspace_id) DO UPDATE
+                SET next_idea_number = greatest(s.next_idea_number, EXCLUDED.next_idea_number)""",
+                        {"ws": ws})
         key = admin.create_key(conn, ws, "bench", "all", "production")["key"]
     finally:
         conn.close()
@@ -213,11 +224,84 @@ async def main() -> dict[str, Any]:
                     res = await time_export(session, f"/api/v1/export/{kind}", fmt, pid)
                     result["exports"][f"{kind}.{fmt}"] = res
                     print(kind, fmt, res, flush=True)
+            result["writes"] = await time_writes(session, url, ws)
+            print("writes", result["writes"], flush=True)
     finally:
         system.stop()
         await delete_queues(prefix)
     write(result)
     return result
+
+
+WRITE_ROUNDS, WRITES_PER_ROUND, WARM_UP = 8, 60, 20
+
+
+def set_triggers(url: str, ws: str, on: bool) -> None:
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT c.relname, t.tgname FROM pg_trigger t"
+                        " JOIN pg_class c ON c.oid = t.tgrelid"
+                        " WHERE c.relnamespace = 'ideas'::regnamespace AND t.tgname LIKE '%%_rollup_%%'")
+            for table, trigger in cur.fetchall():
+                cur.execute(f"ALTER TABLE ideas.{table} {'ENABLE' if on else 'DISABLE'}"
+                            f" TRIGGER {trigger}")
+            if on:
+                cur.execute("SELECT ideas.rebuild_rollups(%s)", (ws,))
+    finally:
+        conn.close()
+
+
+async def time_writes(session: aiohttp.ClientSession, url: str, ws: str) -> dict[str, Any]:
+    ids: list[str] = []
+    async with session.get("/api/v1/ideas", params={"limit": "100"}) as r:
+        ids = [i["id"] for i in (await r.json())["data"]]
+    platforms = ("slack", "discord", "teams", "zendesk", "intercom")
+    counter = iter(range(1 << 30))
+
+    async def create() -> None:
+        async with session.post("/api/v1/ideas", json={"title": f"Write cost {next(counter)}"}) as r:
+            assert r.status in (200, 201), await r.text()
+
+    async def vote() -> None:
+        n = next(counter)
+        async with session.post(f"/api/v1/ideas/{ids[n % len(ids)]}/vote",
+                                json={"voter": f"write-cost-{n}"}) as r:
+            assert r.status in (200, 201), await r.text()
+
+    async def signal() -> None:
+        n = next(counter)
+        async with session.post("/api/v1/automation/ideas", json={
+                "title": "Write cost duplicate", "url": "https://example.com/write-cost",
+                "source": platforms[n % len(platforms)]}) as r:
+            assert r.status in (200, 201), await r.text()
+
+    ops = {"create": create, "vote": vote, "signal": signal}
+    samples: dict[str, dict[str, list[float]]] = {m: {k: [] for k in ops} for m in ("on", "off")}
+    await signal()  # the first call creates the idea the others add signals to
+    try:
+        for rnd in range(WRITE_ROUNDS):
+            mode = "on" if rnd % 2 == 0 else "off"
+            await asyncio.to_thread(set_triggers, url, ws, mode == "on")
+            for name, op in ops.items():
+                for _ in range(WARM_UP):
+                    await op()
+                for _ in range(WRITES_PER_ROUND):
+                    t0 = time.perf_counter()
+                    await op()
+                    samples[mode][name].append((time.perf_counter() - t0) * 1000)
+    finally:
+        await asyncio.to_thread(set_triggers, url, ws, True)
+    out: dict[str, Any] = {}
+    for name in ops:
+        on, off = samples["on"][name], samples["off"][name]
+        out[name] = {"n": len(on), "on_p50_ms": round(statistics.median(on), 2),
+                     "on_p99_ms": round(pct(on, 0.99), 2),
+                     "off_p50_ms": round(statistics.median(off), 2),
+                     "off_p99_ms": round(pct(off, 0.99), 2),
+                     "p50_ratio": round(statistics.median(on) / statistics.median(off), 2)}
+    return out
 
 
 def write(result: dict[str, Any]) -> None:
@@ -231,4 +315,8 @@ def write(result: dict[str, Any]) -> None:
               "|---|---|---|---|"]
     lines += [f"| {k} | {v['seconds']} | {v['bytes'] / 1e6:.1f} | {v['peak_over_idle_mb']} |"
               for k, v in result["exports"].items()]
+    lines += ["", "| Write, with / without the rollup triggers | p50 ms on | p99 ms on | p50 ms off"
+              " | p99 ms off | p50 ratio | calls each |", "|---|---|---|---|---|---|---|"]
+    lines += [f"| {k} | {v['on_p50_ms']} | {v['on_p99_ms']} | {v['off_p50_ms']} | {v['off_p99_ms']}"
+              f" | {v['p50_ratio']} | {v['n']} |" for k, v in result.get("writes", {}).items()]
     (RESULTS / "analytics.md").write_text("\n".join(lines) + "\n")
