@@ -183,24 +183,23 @@ BEGIN
     IF updating THEN
         -- Ideas deleted (-1) or restored (+1) take their signals out of the signal rollups or
         -- put them back.
-        INSERT INTO ideas.signal_days AS t
-        SELECT s.workspace_id, (s.detected_at AT TIME ZONE 'UTC')::date, s.platform, s.sentiment,
-               sum(f.d), coalesce(sum(f.d * s.sentiment_score::numeric), 0),
-               coalesce(sum(f.d) FILTER (WHERE s.sentiment_score IS NOT NULL), 0)
-          FROM (SELECT cur.workspace_id, cur.id, CASE WHEN cur.status = 'deleted' THEN -1 ELSE 1 END AS d
-                  FROM changed_rows o JOIN ideas.ideas cur ON cur.id = o.id
-                 WHERE (o.status = 'deleted') <> (cur.status = 'deleted')) f
-          JOIN ideas.signals s ON s.workspace_id = f.workspace_id AND s.idea_id = f.id
-         GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-        ON CONFLICT (workspace_id, day, platform, sentiment) DO UPDATE SET
-            n = t.n + EXCLUDED.n, score_sum = t.score_sum + EXCLUDED.score_sum,
-            score_n = t.score_n + EXCLUDED.score_n;
+        WITH f AS (
+            SELECT cur.workspace_id, cur.id, CASE WHEN cur.status = 'deleted' THEN -1 ELSE 1 END AS d
+              FROM changed_rows o JOIN ideas.ideas cur ON cur.id = o.id
+             WHERE (o.status = 'deleted') <> (cur.status = 'deleted')),
+        days AS (
+            INSERT INTO ideas.signal_days AS t
+            SELECT s.workspace_id, (s.detected_at AT TIME ZONE 'UTC')::date, s.platform,
+                   s.sentiment, sum(f.d), coalesce(sum(f.d * s.sentiment_score::numeric), 0),
+                   coalesce(sum(f.d) FILTER (WHERE s.sentiment_score IS NOT NULL), 0)
+              FROM f JOIN ideas.signals s ON s.workspace_id = f.workspace_id AND s.idea_id = f.id
+             GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+            ON CONFLICT (workspace_id, day, platform, sentiment) DO UPDATE SET
+                n = t.n + EXCLUDED.n, score_sum = t.score_sum + EXCLUDED.score_sum,
+                score_n = t.score_n + EXCLUDED.score_n)
         INSERT INTO ideas.signal_firsts AS t
         SELECT i.workspace_id, i.day, i.platform, i.prev_day, sum(f.d)
-          FROM (SELECT cur.workspace_id, cur.id, CASE WHEN cur.status = 'deleted' THEN -1 ELSE 1 END AS d
-                  FROM changed_rows o JOIN ideas.ideas cur ON cur.id = o.id
-                 WHERE (o.status = 'deleted') <> (cur.status = 'deleted')) f
-          JOIN ideas.signal_idea_days i ON i.workspace_id = f.workspace_id AND i.idea_id = f.id
+          FROM f JOIN ideas.signal_idea_days i ON i.workspace_id = f.workspace_id AND i.idea_id = f.id
          GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
         ON CONFLICT (workspace_id, day, platform, prev_day) DO UPDATE SET n = t.n + EXCLUDED.n;
     END IF;
