@@ -182,24 +182,27 @@ BEGIN
 
     IF updating THEN
         -- Ideas deleted (-1) or restored (+1) take their signals out of the signal rollups or
-        -- put them back.
-        WITH f AS (
-            SELECT cur.workspace_id, cur.id, CASE WHEN cur.status = 'deleted' THEN -1 ELSE 1 END AS d
-              FROM changed_rows o JOIN ideas.ideas cur ON cur.id = o.id
-             WHERE (o.status = 'deleted') <> (cur.status = 'deleted')),
-        days AS (
-            INSERT INTO ideas.signal_days AS t
-            SELECT s.workspace_id, (s.detected_at AT TIME ZONE 'UTC')::date, s.platform,
-                   s.sentiment, sum(f.d), coalesce(sum(f.d * s.sentiment_score::numeric), 0),
-                   coalesce(sum(f.d) FILTER (WHERE s.sentiment_score IS NOT NULL), 0)
-              FROM f JOIN ideas.signals s ON s.workspace_id = f.workspace_id AND s.idea_id = f.id
-             GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-            ON CONFLICT (workspace_id, day, platform, sentiment) DO UPDATE SET
-                n = t.n + EXCLUDED.n, score_sum = t.score_sum + EXCLUDED.score_sum,
-                score_n = t.score_n + EXCLUDED.score_n)
+        -- put them back. Two statements, signal_days first: every writer takes the rows of the
+        -- rollups in one order (signal_days, then signal_firsts; each sorted by key), so that
+        -- none waits for another in a circle (a data-modifying WITH would run last instead).
+        INSERT INTO ideas.signal_days AS t
+        SELECT s.workspace_id, (s.detected_at AT TIME ZONE 'UTC')::date, s.platform, s.sentiment,
+               sum(f.d), coalesce(sum(f.d * s.sentiment_score::numeric), 0),
+               coalesce(sum(f.d) FILTER (WHERE s.sentiment_score IS NOT NULL), 0)
+          FROM (SELECT cur.workspace_id, cur.id, CASE WHEN cur.status = 'deleted' THEN -1 ELSE 1 END AS d
+                  FROM changed_rows o JOIN ideas.ideas cur ON cur.id = o.id
+                 WHERE (o.status = 'deleted') <> (cur.status = 'deleted')) f
+          JOIN ideas.signals s ON s.workspace_id = f.workspace_id AND s.idea_id = f.id
+         GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (workspace_id, day, platform, sentiment) DO UPDATE SET
+            n = t.n + EXCLUDED.n, score_sum = t.score_sum + EXCLUDED.score_sum,
+            score_n = t.score_n + EXCLUDED.score_n;
         INSERT INTO ideas.signal_firsts AS t
         SELECT i.workspace_id, i.day, i.platform, i.prev_day, sum(f.d)
-          FROM f JOIN ideas.signal_idea_days i ON i.workspace_id = f.workspace_id AND i.idea_id = f.id
+          FROM (SELECT cur.workspace_id, cur.id, CASE WHEN cur.status = 'deleted' THEN -1 ELSE 1 END AS d
+                  FROM changed_rows o JOIN ideas.ideas cur ON cur.id = o.id
+                 WHERE (o.status = 'deleted') <> (cur.status = 'deleted')) f
+          JOIN ideas.signal_idea_days i ON i.workspace_id = f.workspace_id AND i.idea_id = f.id
          GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
         ON CONFLICT (workspace_id, day, platform, prev_day) DO UPDATE SET n = t.n + EXCLUDED.n;
     END IF;
@@ -217,59 +220,44 @@ BEGIN
     PERFORM 1 FROM ideas.ideas i WHERE i.id IN (SELECT idea_id FROM changed_rows)
       ORDER BY i.id FOR NO KEY UPDATE;
 
-    WITH c AS (
-        SELECT c.workspace_id, c.idea_id, c.platform,
-               (c.detected_at AT TIME ZONE 'UTC')::date AS day, c.sentiment, c.sentiment_score,
-               NOT EXISTS (SELECT 1 FROM ideas.ideas x
-                            WHERE x.id = c.idea_id AND x.status = 'deleted') AS live
-          FROM changed_rows c),
-    days AS (
-        INSERT INTO ideas.signal_days AS t
-        SELECT workspace_id, day, platform, sentiment, sign * count(*),
-               coalesce(sign * sum(sentiment_score::numeric), 0), sign * count(sentiment_score)
-          FROM c WHERE live
-         GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-        ON CONFLICT (workspace_id, day, platform, sentiment) DO UPDATE SET
-            n = t.n + EXCLUDED.n, score_sum = t.score_sum + EXCLUDED.score_sum,
-            score_n = t.score_n + EXCLUDED.score_n)
-    -- Days of each pair: counts; new days get prev_day NULL until the statement below.
-    INSERT INTO ideas.signal_idea_days AS t (workspace_id, idea_id, platform, day, n)
-    SELECT workspace_id, idea_id, platform, day, sign * count(*) FROM c
+    -- The rollups' rows are taken in one order by every writer: signal_days, then
+    -- signal_idea_days (whose rows belong to the locked ideas), then signal_firsts; each by a
+    -- single statement in key order, so that no two writers wait for each other in a circle.
+    INSERT INTO ideas.signal_days AS t
+    SELECT c.workspace_id, (c.detected_at AT TIME ZONE 'UTC')::date, c.platform, c.sentiment,
+           sign * count(*), coalesce(sign * sum(c.sentiment_score::numeric), 0),
+           sign * count(c.sentiment_score)
+      FROM changed_rows c
+     WHERE NOT EXISTS (SELECT 1 FROM ideas.ideas x WHERE x.id = c.idea_id AND x.status = 'deleted')
      GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+    ON CONFLICT (workspace_id, day, platform, sentiment) DO UPDATE SET
+        n = t.n + EXCLUDED.n, score_sum = t.score_sum + EXCLUDED.score_sum,
+        score_n = t.score_n + EXCLUDED.score_n;
+
+    -- Days of each pair: counts; a new day gets prev_day NULL until the next statement.
+    INSERT INTO ideas.signal_idea_days AS t (workspace_id, idea_id, platform, day, n)
+    SELECT workspace_id, idea_id, platform, (detected_at AT TIME ZONE 'UTC')::date, sign * count(*)
+      FROM changed_rows GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
     ON CONFLICT (workspace_id, idea_id, platform, day) DO UPDATE SET n = t.n + EXCLUDED.n;
 
-    IF sign < 0 THEN
-        -- Days left without signals go, and so does their count among the firsts.
-        WITH gone AS (
-            DELETE FROM ideas.signal_idea_days t
-             USING (SELECT DISTINCT workspace_id, idea_id, platform,
-                           (detected_at AT TIME ZONE 'UTC')::date AS day FROM changed_rows) r
-             WHERE t.workspace_id = r.workspace_id AND t.idea_id = r.idea_id
-               AND t.platform = r.platform AND t.day = r.day AND t.n = 0
-            RETURNING t.workspace_id, t.idea_id, t.day, t.platform, t.prev_day)
-        INSERT INTO ideas.signal_firsts AS t
-        SELECT workspace_id, day, platform, prev_day, -count(*) FROM gone g
-         WHERE prev_day IS NOT NULL AND NOT EXISTS (
-               SELECT 1 FROM ideas.ideas x WHERE x.id = g.idea_id AND x.status = 'deleted')
-         GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-        ON CONFLICT (workspace_id, day, platform, prev_day) DO UPDATE SET n = t.n + EXCLUDED.n;
-    END IF;
-
-    -- Each day of the touched pairs gets its previous day again; where that changed, the
-    -- firsts move from the old previous day to the new one.
+    -- Each day with signals of the touched pairs gets its previous day again; where that
+    -- changed, the firsts move from the old previous day to the new one. A day left without
+    -- signals (n = 0) takes its count out of the firsts and goes below.
     WITH pairs AS (
         SELECT DISTINCT c.workspace_id, c.idea_id, c.platform,
                NOT EXISTS (SELECT 1 FROM ideas.ideas x
                             WHERE x.id = c.idea_id AND x.status = 'deleted') AS live
           FROM changed_rows c),
-    lagged AS (
-        SELECT t.workspace_id, t.idea_id, t.platform, t.day, t.prev_day AS old_prev,
-               coalesce(lag(t.day) OVER (PARTITION BY t.workspace_id, t.idea_id, t.platform
-                                         ORDER BY t.day), '-infinity') AS new_prev, p.live
+    days AS (
+        SELECT t.workspace_id, t.idea_id, t.platform, t.day, t.n, t.prev_day AS old_prev, p.live
           FROM pairs p
           JOIN ideas.signal_idea_days t ON t.workspace_id = p.workspace_id
                                        AND t.idea_id = p.idea_id AND t.platform = p.platform),
-    changed AS (SELECT * FROM lagged WHERE old_prev IS DISTINCT FROM new_prev),
+    linked AS (
+        SELECT d.*, coalesce(lag(day) OVER (PARTITION BY workspace_id, idea_id, platform
+                                            ORDER BY day), '-infinity') AS new_prev
+          FROM days d WHERE n <> 0),
+    changed AS (SELECT * FROM linked WHERE old_prev IS DISTINCT FROM new_prev),
     moved AS (
         UPDATE ideas.signal_idea_days t SET prev_day = c.new_prev FROM changed c
          WHERE t.workspace_id = c.workspace_id AND t.idea_id = c.idea_id
@@ -279,9 +267,19 @@ BEGIN
         SELECT workspace_id, day, platform, old_prev AS prev, -1 AS d FROM changed
          WHERE live AND old_prev IS NOT NULL
         UNION ALL
-        SELECT workspace_id, day, platform, new_prev, 1 FROM changed WHERE live) x
+        SELECT workspace_id, day, platform, new_prev, 1 FROM changed WHERE live
+        UNION ALL
+        SELECT workspace_id, day, platform, old_prev, -1 FROM days
+         WHERE n = 0 AND live AND old_prev IS NOT NULL) x
      GROUP BY 1, 2, 3, 4 HAVING sum(d) <> 0 ORDER BY 1, 2, 3, 4
     ON CONFLICT (workspace_id, day, platform, prev_day) DO UPDATE SET n = t.n + EXCLUDED.n;
+
+    IF sign < 0 THEN
+        DELETE FROM ideas.signal_idea_days t
+         USING (SELECT DISTINCT workspace_id, idea_id, platform FROM changed_rows) p
+         WHERE t.workspace_id = p.workspace_id AND t.idea_id = p.idea_id
+           AND t.platform = p.platform AND t.n = 0;
+    END IF;
     RETURN NULL;
 END $$;
 
