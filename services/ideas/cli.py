@@ -1,8 +1,10 @@
-"""`ideasctl seed` and `ideasctl demo` (CONTRACT section 2)."""
+"""`ideasctl seed` and `ideasctl demo` (CONTRACT section 2), and `ideasctl analytics
+rebuild-rollups`, which recomputes the analytics rollups (ideas migration 0300) from the rows."""
 
 from __future__ import annotations
 
 import argparse
+import time
 import uuid
 from typing import Any
 
@@ -23,6 +25,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     d = sub.add_parser("demo", help="a seeded 'Demo' workspace (plan pro) and an all-scope key")
     d.add_argument("--ideas", type=int, default=200)
     d.add_argument("--customers", type=int, default=50)
+    a = sub.add_parser("analytics", help="analytics rollups").add_subparsers(dest="action",
+                                                                            required=True)
+    r = a.add_parser("rebuild-rollups", help="recompute the rollups of the summary and signals"
+                                             " reports from ideas and signals")
+    r.add_argument("--workspace", help="one workspace (default: every workspace)")
 
 
 def _connect(settings: Settings) -> Any:
@@ -41,7 +48,31 @@ def _check_workspace(conn: Any, workspace: str) -> str:
     return str(ws)
 
 
+ROLLUP_TABLES = ("idea_months", "signal_days", "signal_idea_days", "signal_firsts")
+
+
+def rebuild_rollups(conn: Any, workspace: str | None) -> dict[str, Any]:
+    """One transaction: readers see the old rollups or the new, never a half-built one."""
+    started = time.monotonic()
+    with conn, conn.cursor() as cur:
+        cur.execute("SELECT ideas.rebuild_rollups(%s)", (workspace,))
+        rows = {}
+        for table in ROLLUP_TABLES:
+            cur.execute(f"SELECT count(*) FROM ideas.{table}"
+                        " WHERE %(ws)s::uuid IS NULL OR workspace_id = %(ws)s", {"ws": workspace})
+            rows[table] = cur.fetchone()[0]
+    return {"workspaceId": workspace, "rows": rows,
+            "seconds": round(time.monotonic() - started, 1)}
+
+
 def run(args: argparse.Namespace, settings: Settings) -> dict[str, Any] | None:
+    if args.command == "analytics":
+        conn = _connect(settings)
+        try:
+            ws = _check_workspace(conn, args.workspace) if args.workspace else None
+            return rebuild_rollups(conn, ws)
+        finally:
+            conn.close()
     if args.command not in ("seed", "demo"):
         return None
     if args.ideas < 0 or args.customers < 0:

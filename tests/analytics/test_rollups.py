@@ -6,7 +6,10 @@ ideas removed, and signal writes from several connections at once on the same id
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
 import threading
 import uuid
 from datetime import datetime, timedelta, timezone
@@ -15,7 +18,8 @@ from typing import Any
 import psycopg2
 import psycopg2.extras
 
-from tests.support.processes import System
+from tests.support.api import Api, Workspace
+from tests.support.processes import ROOT, System
 
 psycopg2.extras.register_uuid()
 
@@ -229,5 +233,40 @@ def test_rebuild_restores_a_workspace_and_leaves_the_others(system: System) -> N
             cur.execute("SELECT ideas.rebuild_rollups(%s)", (mine.ws,))
         assert differences(conn, mine.ws) == {}
         assert set(differences(conn, other.ws)) == set(PAIRS)
+    finally:
+        conn.close()
+
+
+async def test_ideasctl_rebuild_rollups_repairs_the_reports(system: System, api: Api,
+                                                            ws: Workspace) -> None:
+    """`ideasctl analytics rebuild-rollups --workspace ID` puts damaged rollups right: the
+    summary and signals reports answer from the rows again."""
+    conn = psycopg2.connect(system.database_url)
+    conn.autocommit = True
+    try:
+        w = Writer(conn, uuid.UUID(ws.id), random.Random(5))
+        w.ideas_(12)
+        w.signals_(50)
+        want = {path: (await api.get(path)).data
+                for path in ("/api/v1/analytics/summary", "/api/v1/analytics/signals")}
+        with conn.cursor() as cur:
+            for table in ("idea_months", "signal_days", "signal_idea_days", "signal_firsts"):
+                cur.execute(f"UPDATE ideas.{table} SET n = n + 3 WHERE workspace_id = %s",
+                            (w.ws,))
+        assert (await api.get("/api/v1/analytics/summary")).data != want[
+            "/api/v1/analytics/summary"]
+        out = subprocess.run([sys.executable, "-m", "services.ctl", "analytics",
+                              "rebuild-rollups", "--workspace", ws.id], cwd=ROOT,
+                             capture_output=True, text=True, env={**system.env()}, timeout=60)
+        assert out.returncode == 0, out.stderr
+        result = json.loads(out.stdout)
+        assert result["workspaceId"] == ws.id and result["rows"]["signal_idea_days"] > 0
+        assert differences(conn, w.ws) == {}
+        for path, data in want.items():
+            assert (await api.get(path)).data == data
+        bad = subprocess.run([sys.executable, "-m", "services.ctl", "analytics",
+                              "rebuild-rollups", "--workspace", "nope"], cwd=ROOT,
+                             capture_output=True, text=True, env={**system.env()}, timeout=60)
+        assert bad.returncode != 0 and "UUID" in bad.stderr
     finally:
         conn.close()
