@@ -177,7 +177,9 @@ def test_rollups_equal_recomputation_after_every_kind_of_write(system: System) -
 def test_rollups_hold_under_concurrent_signal_writes_on_the_same_ideas(system: System) -> None:
     """Writers on several connections add signals to the same few ideas on neighbouring days
     (each insert reads and rewrites the previous-day links of its pairs) while another deletes
-    and restores those ideas: the idea's row lock serializes them, so nothing drifts."""
+    and restores those ideas and now and then rebuilds the rollups: the idea's row lock
+    serializes the writers, the rebuild's table lock holds them back, so nothing drifts and no
+    two wait for each other in a circle."""
     setup = psycopg2.connect(system.database_url)
     setup.autocommit = True
     ws = uuid.uuid4()
@@ -194,7 +196,10 @@ def test_rollups_hold_under_concurrent_signal_writes_on_the_same_ideas(system: S
                 w = Writer(conn, ws, random.Random(seed))
                 w.ideas = hot
                 for i in range(40):
-                    if flips:
+                    if flips and i % 8 == 7:  # the rebuild holds writes back until it commits
+                        with conn.cursor() as cur:
+                            cur.execute("SELECT ideas.rebuild_rollups(%s)", (ws,))
+                    elif flips:
                         with conn.cursor() as cur:
                             cur.execute("UPDATE ideas.ideas SET status = %s WHERE id = %s",
                                         ("deleted" if i % 2 else "new", hot[i % len(hot)]))

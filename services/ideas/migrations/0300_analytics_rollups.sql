@@ -71,6 +71,8 @@ CREATE TABLE ideas.signal_firsts (
 -- write with the triggers off (`ideasctl seed`).
 CREATE FUNCTION ideas.rebuild_rollups(ws uuid) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
+    -- Writes wait until the caller commits: none can fall between the recount and the commit.
+    LOCK TABLE ideas.ideas, ideas.signals IN SHARE ROW EXCLUSIVE MODE;
     DELETE FROM ideas.idea_months WHERE ws IS NULL OR workspace_id = ws;
     DELETE FROM ideas.signal_days WHERE ws IS NULL OR workspace_id = ws;
     DELETE FROM ideas.signal_idea_days WHERE ws IS NULL OR workspace_id = ws;
