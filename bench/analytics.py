@@ -25,6 +25,7 @@ from typing import Any
 import aiohttp
 import psycopg2
 
+from bench.common import percentile
 from libs.common.migrations import migrate
 from services.ctl import admin
 from tests.support.processes import System, delete_queues, url_dsn_for
@@ -164,11 +165,6 @@ def reset_peak(pid: int) -> None:
     Path(f"/proc/{pid}/clear_refs").write_text("5")  # resets VmHWM to the current RSS
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
 async def time_report(session: aiohttp.ClientSession, url: str, params: dict[str, str]) -> dict[str, Any]:
     for _ in range(5):
         async with session.get(url, params=params) as r:
@@ -182,7 +178,7 @@ async def time_report(session: aiohttp.ClientSession, url: str, params: dict[str
             await r.read()
         samples.append((time.perf_counter() - t0) * 1000)
     return {"n": len(samples), "p50_ms": round(statistics.median(samples), 1),
-            "p99_ms": round(pct(samples, 0.99), 1)}
+            "p99_ms": round(percentile(samples, 99), 1)}
 
 
 async def time_export(session: aiohttp.ClientSession, url: str, fmt: str, pid: int) -> dict[str, Any]:
@@ -297,9 +293,9 @@ async def time_writes(session: aiohttp.ClientSession, url: str, ws: str) -> dict
     for name in ops:
         on, off = samples["on"][name], samples["off"][name]
         out[name] = {"n": len(on), "on_p50_ms": round(statistics.median(on), 2),
-                     "on_p99_ms": round(pct(on, 0.99), 2),
+                     "on_p99_ms": round(percentile(on, 99), 2),
                      "off_p50_ms": round(statistics.median(off), 2),
-                     "off_p99_ms": round(pct(off, 0.99), 2),
+                     "off_p99_ms": round(percentile(off, 99), 2),
                      "p50_ratio": round(statistics.median(on) / statistics.median(off), 2)}
     return out
 

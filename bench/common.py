@@ -44,6 +44,49 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[rank - 1]
 
 
+def pct_ms(seconds: list[float], q: float) -> float:
+    """The q-quantile (0..1) of durations in seconds, in milliseconds (index q * n); 0.0 for none."""
+    s = sorted(seconds)
+    return round(s[min(len(s) - 1, int(len(s) * q))] * 1000, 2) if s else 0.0
+
+
+async def timed_loop(fn: Any, clients: int, seconds: float, cap: int) -> dict[str, Any]:
+    """Run `fn(i)` from `clients` workers until `seconds` pass or `cap` calls are made."""
+    latencies: list[float] = []
+    counter = iter(range(cap))
+    end = time.perf_counter() + seconds
+
+    async def worker() -> None:
+        for i in counter:
+            if time.perf_counter() > end:
+                return
+            t0 = time.perf_counter()
+            await fn(i)
+            latencies.append(time.perf_counter() - t0)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(clients)))
+    elapsed = time.perf_counter() - started
+    return {"requests": len(latencies), "rps": round(len(latencies) / elapsed, 1),
+            "p50_ms": pct_ms(latencies, 0.5), "p99_ms": pct_ms(latencies, 0.99)}
+
+
+class Client:
+    """Calls through the gateway with one key; a status outside `ok` raises."""
+
+    def __init__(self, session: Any, base: str, key: str,
+                 ok: tuple[int, ...] = (200, 201)) -> None:
+        self.s, self.base, self.ok = session, base, ok
+        self.h = {"Authorization": f"Bearer {key}"}
+
+    async def call(self, method: str, path: str, **kw: Any) -> Any:
+        async with self.s.request(method, self.base + path, headers=self.h, **kw) as r:
+            body = await r.json()
+            if r.status not in self.ok:
+                raise RuntimeError(f"{method} {path}: {r.status} {body}")
+            return body
+
+
 @asynccontextmanager
 async def running_system(replicas: dict[str, int] | None = None,
                          env: dict[str, str] | None = None) -> AsyncIterator[System]:

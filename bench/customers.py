@@ -10,11 +10,9 @@ measures through the gateway (127.0.0.1 only, bounded in count and time):
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import random
-import secrets
 import time
 import uuid
 from pathlib import Path
@@ -24,18 +22,13 @@ import aiohttp
 import psycopg2
 import psycopg2.extras
 
-from tests.support.api import make_key, make_workspace
-from tests.support.processes import System, create_database, delete_queues, drop_database
+from bench.common import Client, new_workspace, pct_ms, running_system, timed_loop
+from tests.support.processes import System
 
 RESULTS = Path(__file__).parent / "results"
 CUSTOMERS = 20_000
 WORDS = ["acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "wonka", "tyrell",
          "cyberdyne", "soylent", "aperture", "vandelay", "dunder", "pied", "piper"]
-
-
-def pct(samples: list[float], p: float) -> float:
-    s = sorted(samples)
-    return round(s[min(len(s) - 1, int(len(s) * p))] * 1000, 2)
 
 
 def seed_customers(dsn: str, workspace_id: str) -> None:
@@ -53,40 +46,6 @@ def seed_customers(dsn: str, workspace_id: str) -> None:
                  " source) VALUES %s", rows, page_size=2000)
         cur.execute("ANALYZE customers.customers")
     conn.close()
-
-
-async def timed_loop(fn: Any, clients: int, seconds: float, cap: int) -> dict[str, Any]:
-    """Run `fn(i)` from `clients` workers until `seconds` pass or `cap` calls are made."""
-    latencies: list[float] = []
-    counter = iter(range(cap))
-    end = time.perf_counter() + seconds
-
-    async def worker() -> None:
-        for i in counter:
-            if time.perf_counter() > end:
-                return
-            t0 = time.perf_counter()
-            await fn(i)
-            latencies.append(time.perf_counter() - t0)
-
-    started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(clients)))
-    elapsed = time.perf_counter() - started
-    return {"requests": len(latencies), "rps": round(len(latencies) / elapsed, 1),
-            "p50_ms": pct(latencies, 0.5), "p99_ms": pct(latencies, 0.99)}
-
-
-class Client:
-    def __init__(self, session: aiohttp.ClientSession, base: str, key: str) -> None:
-        self.s, self.base = session, base
-        self.h = {"Authorization": f"Bearer {key}"}
-
-    async def call(self, method: str, path: str, **kw: Any) -> Any:
-        async with self.s.request(method, self.base + path, headers=self.h, **kw) as r:
-            body = await r.json()
-            if r.status != 200:
-                raise RuntimeError(f"{method} {path}: {r.status} {body}")
-            return body
 
 
 async def bench_search(c: Client) -> dict[str, Any]:
@@ -125,14 +84,14 @@ async def bench_propagation(c: Client, updates: int = 1000) -> dict[str, Any]:
             if time.perf_counter() - t0 > 5:
                 raise RuntimeError(f"update {n} not visible after 5 s (saw {got})")
         samples.append(time.perf_counter() - t0)
-    return {"updates": len(samples), "p50_ms": pct(samples, 0.5), "p99_ms": pct(samples, 0.99),
+    return {"updates": len(samples), "p50_ms": pct_ms(samples, 0.5), "p99_ms": pct_ms(samples, 0.99),
             "max_ms": round(max(samples) * 1000, 2)}
 
 
 async def run(system: System, key: str, ws_id: str) -> dict[str, Any]:
     seed_customers(system.database_url, ws_id)
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=32)) as session:
-        c = Client(session, system.base_url, key)
+        c = Client(session, system.base_url, key, ok=(200,))
         search = await bench_search(c)
         ideas = [(await c.call("POST", "/api/v1/ideas", json={"title": f"Idea {n}"}))["data"]["id"]
                  for n in range(40)]
@@ -170,19 +129,9 @@ def write(results: dict[str, Any]) -> None:
 
 
 async def main() -> dict[str, Any]:
-    url = create_database()
-    prefix = f"imsbench{secrets.token_hex(4)}"
-    system = System(url, prefix)
-    system.start()
-    try:
-        await system.wait_ready()
-        ws = make_workspace(url, plan="enterprise", rate_limit=10_000_000)
-        key = make_key(url, ws["id"])
-        results = await run(system, key["key"], ws["id"])
-    finally:
-        system.stop()
-        await delete_queues(prefix)
-        drop_database(url)
+    async with running_system() as system:
+        ws = new_workspace(system)
+        results = await run(system, ws["key"], ws["id"])
     write(results)
     print(json.dumps(results, indent=2))
     return results

@@ -9,12 +9,10 @@ The query plan of every list variant is recorded with the results.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import os
 import random
-import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -22,56 +20,23 @@ from typing import Any
 import aiohttp
 import psycopg2
 
+from bench.common import Client, new_workspace, running_system, timed_loop
 from services.ideas.bodies import ListIdeasQuery
 from services.ideas.listing import page_sql
 from services.ideas.seed import seed
-from tests.support.api import make_key, make_workspace
-from tests.support.processes import System, create_database, delete_queues, drop_database
 
 RESULTS = Path(__file__).parent / "results"
 IDEAS = int(os.environ.get("BENCH_IDEAS", "1000000"))
 CUSTOMERS = int(os.environ.get("BENCH_CUSTOMERS", "20000"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "8"))
 CLIENTS = 4
+
+
+async def loop(fn: Any, cap: int = 20_000) -> dict[str, Any]:
+    return await timed_loop(fn, CLIENTS, SECONDS, cap)
+
+
 WORDS = ["export", "dark mode", "slack", "sso", "mobile app", "audit", "calendar", "jira"]
-
-
-def pct(samples: list[float], p: float) -> float:
-    s = sorted(samples)
-    return round(s[min(len(s) - 1, int(len(s) * p))] * 1000, 2) if s else 0.0
-
-
-async def timed_loop(fn: Any, clients: int = CLIENTS, seconds: float = SECONDS,
-                     cap: int = 20_000) -> dict[str, Any]:
-    latencies: list[float] = []
-    counter = iter(range(cap))
-    end = time.perf_counter() + seconds
-
-    async def worker() -> None:
-        for i in counter:
-            if time.perf_counter() > end:
-                return
-            t0 = time.perf_counter()
-            await fn(i)
-            latencies.append(time.perf_counter() - t0)
-
-    started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(clients)))
-    elapsed = time.perf_counter() - started
-    return {"requests": len(latencies), "rps": round(len(latencies) / elapsed, 1),
-            "p50_ms": pct(latencies, 0.5), "p99_ms": pct(latencies, 0.99)}
-
-
-class Client:
-    def __init__(self, session: aiohttp.ClientSession, base: str, key: str) -> None:
-        self.s, self.base, self.h = session, base, {"Authorization": f"Bearer {key}"}
-
-    async def call(self, method: str, path: str, **kw: Any) -> Any:
-        async with self.s.request(method, self.base + path, headers=self.h, **kw) as r:
-            body = await r.json()
-            if r.status not in (200, 201):
-                raise RuntimeError(f"{method} {path}: {r.status} {body}")
-            return body
 
 
 def explain(dsn: str, ws: str, params: dict[str, Any], keyset: list[Any] | None = None) -> str:
@@ -110,27 +75,27 @@ async def measure(c: Client, ids: list[str], dsn: str, ws: str) -> dict[str, Any
             p = params if params is not None else {"search": WORDS[i % len(WORDS)]}
             await c.call("GET", "/api/v1/ideas", params={"limit": "25", **p})
         await one(0)
-        out[name] = await timed_loop(one)
+        out[name] = await loop(one)
         plans[name] = explain(dsn, ws, params if params is not None else {"search": "export"})
     cursor, keyset = await deep_cursor(c, 1000)
 
     async def deep(i: int) -> None:
         await c.call("GET", "/api/v1/ideas", params={"limit": "25", "cursor": cursor})
-    out["list_page_1000"] = await timed_loop(deep)
+    out["list_page_1000"] = await loop(deep)
     plans["list_page_1000"] = explain(dsn, ws, {}, keyset)
 
     async def get(i: int) -> None:
         await c.call("GET", f"/api/v1/ideas/{ids[rnd.randrange(len(ids))]}")
-    out["get_one"] = await timed_loop(get)
+    out["get_one"] = await loop(get)
 
     async def create(i: int) -> None:
         await c.call("POST", "/api/v1/ideas", json={"title": f"Bench idea {i}"})
-    out["create_one"] = await timed_loop(create, cap=5000)
+    out["create_one"] = await loop(create, cap=5000)
 
     async def vote(i: int) -> None:
         await c.call("POST", f"/api/v1/ideas/{ids[rnd.randrange(len(ids))]}/vote",
                      json={"voter": f"bench-{i}"})
-    out["vote"] = await timed_loop(vote, cap=5000)
+    out["vote"] = await loop(vote, cap=5000)
     p1, p1000 = out["list_default"]["p50_ms"], out["list_page_1000"]["p50_ms"]
     out["page_1000_vs_page_1"] = round(p1000 / p1, 3) if p1 else None
     return {"results": out, "plans": plans}
@@ -158,14 +123,9 @@ def write(results: dict[str, Any]) -> None:
 
 
 async def main() -> dict[str, Any]:
-    url = create_database()
-    prefix = f"imsbench{secrets.token_hex(4)}"
-    system = System(url, prefix)
-    system.start()
-    try:
-        await system.wait_ready()
-        ws = make_workspace(url, plan="enterprise", rate_limit=10_000_000)
-        key = make_key(url, ws["id"])
+    async with running_system() as system:
+        url = system.database_url
+        ws = new_workspace(system)
         conn = psycopg2.connect(url, options="-c timezone=UTC")
         t0 = time.perf_counter()
         seeded = seed(conn, ws["id"], IDEAS, CUSTOMERS, 1)
@@ -178,12 +138,8 @@ async def main() -> dict[str, Any]:
             ids = [r[0] for r in cur.fetchall()]
         conn.close()
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=32)) as session:
-            measured = await measure(Client(session, system.base_url, key["key"]), ids, url,
+            measured = await measure(Client(session, system.base_url, ws["key"]), ids, url,
                                      ws["id"])
-    finally:
-        system.stop()
-        await delete_queues(prefix)
-        drop_database(url)
     results = {"seeded": seeded, "seed_seconds": seed_seconds, **measured,
                "load_average_1m": round(os.getloadavg()[0], 2)}
     write(results)
