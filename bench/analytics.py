@@ -28,6 +28,7 @@ import psycopg2
 from bench.common import percentile
 from libs.common.migrations import migrate
 from services.ctl import admin
+from services.ideas.seed import set_rollup_triggers
 from tests.support.processes import System, delete_queues, url_dsn_for
 
 DB_NAME = "ims_bench_analytics"
@@ -236,13 +237,8 @@ def set_triggers(url: str, ws: str, on: bool) -> None:
     conn = psycopg2.connect(url)
     conn.autocommit = True
     try:
+        set_rollup_triggers(conn, enabled=on, inserts_only=False)
         with conn.cursor() as cur:
-            cur.execute("SELECT c.relname, t.tgname FROM pg_trigger t"
-                        " JOIN pg_class c ON c.oid = t.tgrelid"
-                        " WHERE c.relnamespace = 'ideas'::regnamespace AND t.tgname LIKE '%%_rollup_%%'")
-            for table, trigger in cur.fetchall():
-                cur.execute(f"ALTER TABLE ideas.{table} {'ENABLE' if on else 'DISABLE'}"
-                            f" TRIGGER {trigger}")
             if on:
                 cur.execute("SELECT ideas.rebuild_rollups(%s)", (ws,))
     finally:

@@ -157,16 +157,19 @@ def seed(conn: Any, workspace_id: str, ideas: int = 200, customers: int = 50,
             "links": c.get("customers.idea_links", 0), "seconds": round(time.monotonic() - started, 1)}
 
 
-ROLLUP_TRIGGERS = (("ideas.ideas", "ideas_rollup_insert"), ("ideas.signals", "signals_rollup_insert"))
-
-
-def set_rollup_triggers(conn: Any, *, enabled: bool) -> None:
-    """Turn the analytics rollup triggers of inserts (ideas migration 0300) off or on again in
-    the seed's transaction (which holds the tables locked until commit): a bulk load then
-    rebuilds the workspace's rollups once, at the end, instead of per COPY."""
+def set_rollup_triggers(conn: Any, *, enabled: bool, inserts_only: bool = True) -> None:
+    """Turn the analytics rollup triggers (ideas migration 0300) off or on again, those of
+    inserts only (a bulk load, which then rebuilds the workspace's rollups once, at the end,
+    instead of per COPY) or all of them. In the caller's transaction, which holds the tables
+    locked until it ends; whoever turns them off rebuilds the rollups (`ideas.rebuild_rollups`)."""
     with conn.cursor() as cur:
-        for table, trigger in ROLLUP_TRIGGERS:
-            cur.execute(f"ALTER TABLE {table} {'ENABLE' if enabled else 'DISABLE'}"
+        cur.execute("SELECT c.relname, t.tgname FROM pg_trigger t"
+                    " JOIN pg_class c ON c.oid = t.tgrelid"
+                    " WHERE c.relnamespace = 'ideas'::regnamespace AND t.tgname LIKE %s"
+                    " ORDER BY 1, 2",
+                    ("%\\_rollup\\_insert" if inserts_only else "%\\_rollup\\_%",))
+        for table, trigger in cur.fetchall():
+            cur.execute(f"ALTER TABLE ideas.{table} {'ENABLE' if enabled else 'DISABLE'}"
                         f" TRIGGER {trigger}")
 
 

@@ -275,3 +275,29 @@ async def test_ideasctl_rebuild_rollups_repairs_the_reports(system: System, api:
         assert bad.returncode != 0 and "UUID" in bad.stderr
     finally:
         conn.close()
+
+
+def test_bulk_seed_loads_with_the_triggers_off_and_rebuilds(system: System,
+                                                             monkeypatch: Any) -> None:
+    """The seed's bulk path (from 100,000 ideas; lowered here) loads without the insert triggers
+    and rebuilds the workspace's rollups at the end: they equal a recomputation, and every
+    trigger is on again."""
+    from services.ideas import seed as seeding
+    from tests.support.api import make_workspace
+
+    monkeypatch.setattr(seeding, "BULK", 50)
+    ws = make_workspace(system.database_url)["id"]
+    conn = psycopg2.connect(system.database_url, options="-c timezone=UTC")
+    try:
+        seeding.seed(conn, ws, ideas=300, customers=20)
+        conn.autocommit = True
+        assert differences(conn, uuid.UUID(ws)) == {}
+        with conn.cursor() as cur:
+            cur.execute("SELECT count(*) FROM ideas.signal_idea_days WHERE workspace_id = %s",
+                        (ws,))
+            assert cur.fetchone()[0] > 0
+            cur.execute("SELECT tgname FROM pg_trigger WHERE tgname LIKE '%%\\_rollup\\_%%'"
+                        " AND tgenabled = 'D'")
+            assert cur.fetchall() == []
+    finally:
+        conn.close()
