@@ -28,7 +28,7 @@ import psycopg2
 from bench.common import percentile
 from libs.common.migrations import migrate
 from services.ctl import admin
-from services.ideas.seed import set_rollup_triggers
+from services.ctl.seed import set_rollup_triggers
 from tests.support.processes import System, delete_queues, url_dsn_for
 
 DB_NAME = "ims_bench_analytics"

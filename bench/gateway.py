@@ -41,7 +41,7 @@ def _real_route() -> bool:
 
 def _direct_headers(internal_token: str, ws: dict[str, Any]) -> dict[str, str]:
     """What the gateway would send: the caller and the internal token."""
-    from libs.common.contract import SCOPES
+    from libs.api.route import SCOPES
 
     who = Caller(workspace_id=uuid.UUID(ws["id"]), workspace_name="bench", plan="enterprise",
                  inbox_mode="direct", key_id=uuid.UUID(ws["key_id"]), key_name="API key",

@@ -21,9 +21,9 @@ import aiohttp
 import psycopg2
 
 from bench.common import Client, new_workspace, running_system, timed_loop
-from services.ideas.bodies import ListIdeasQuery
+from libs.api.ideas.requests import ListIdeasQuery
 from services.ideas.listing import page_sql
-from services.ideas.seed import seed
+from services.ctl.seed import seed
 
 RESULTS = Path(__file__).parent / "results"
 IDEAS = int(os.environ.get("BENCH_IDEAS", "1000000"))

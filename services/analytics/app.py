@@ -17,7 +17,7 @@ from libs.common.settings import Settings
 from libs.common.web import PG_POOL, PROCESS, SETTINGS, create_app, http_context, mount_routes
 
 from . import views
-from .contract import ROUTES
+from libs.api.analytics.routes import ROUTES
 
 
 async def readonly_pg(app: web.Application) -> AsyncIterator[None]:

@@ -18,7 +18,7 @@ import orjson
 
 from libs.common.errors import ValidationFailed
 
-from .models import DatedExportQuery, ExportQuery, IdeasExportQuery, SignalsExportQuery
+from libs.api.analytics.schemas import DatedExportQuery, ExportQuery, IdeasExportQuery, SignalsExportQuery
 
 Record = dict[str, Any]
 

@@ -18,7 +18,7 @@ from libs.common.validation import parse_query
 from libs.common.web import HTTP, PG_POOL, SETTINGS, caller, data_response
 
 from . import assemble, exports
-from .models import (DatedExportQuery, DecisionsQuery, ExportQuery, IdeasExportQuery,
+from libs.api.analytics.schemas import (DatedExportQuery, DecisionsQuery, ExportQuery, IdeasExportQuery,
                      IdeasOverTimeQuery, NoQuery, RangeQuery, SignalsExportQuery, SignalsQuery)
 from .periods import resolve
 from .stream import stream_export

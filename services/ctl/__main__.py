@@ -14,7 +14,9 @@ import psycopg2.extras
 from libs.common.migrations import migrate
 from libs.common.settings import Settings, SettingsError
 
-from . import admin
+from . import admin, customers_commands, ideas_commands
+
+COMMAND_GROUPS = (ideas_commands, customers_commands)
 
 psycopg2.extras.register_uuid()
 
@@ -40,19 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     kr = key.add_parser("revoke")
     kr.add_argument("--id", required=True)
 
-    extra = getattr(_extensions(), "add_parsers", None)
-    if extra is not None:
-        extra(sub)
+    for group in COMMAND_GROUPS:
+        group.add_parsers(sub)
     return p
-
-
-def _extensions() -> Any:
-    """Commands contributed by services (seed, projection rebuilds) live beside their data."""
-    try:
-        from . import extensions
-    except ImportError:
-        return None
-    return extensions
 
 
 def _connect(settings: Settings) -> Any:
@@ -72,11 +64,11 @@ def run(argv: list[str], settings: Settings) -> dict[str, Any]:
     }
     handler = handlers.get((args.command, getattr(args, "action", None)))
     if handler is None:
-        ext = _extensions()
-        if ext is None or not hasattr(ext, "run"):
-            raise admin.AdminError(f"'{args.command}' is not available in this build")
-        result: dict[str, Any] = ext.run(args, settings)
-        return result
+        for group in COMMAND_GROUPS:
+            result = group.run(args, settings)
+            if result is not None:
+                return result
+        raise admin.AdminError(f"'{args.command}' is not a command")
     conn = _connect(settings)
     try:
         return handler(conn)

@@ -10,8 +10,8 @@ import psycopg2.extras
 
 psycopg2.extras.register_uuid()
 
-from libs.common.contract import SCOPES
-from libs.common.plans import PLANS, RATE_PER_MINUTE
+from libs.api.route import SCOPES
+from libs.api.plans import PLANS, RATE_PER_MINUTE
 
 from .keys import PREFIXES, hash_key, new_key
 

@@ -9,7 +9,7 @@ from libs.common.web import (broker_context, create_app, http_context, mount_rou
                              pg_context, relay_context)
 
 from . import views
-from .contract import ROUTES
+from libs.api.customers.routes import ROUTES
 
 
 def create_customers_app(settings: Settings) -> web.Application:

@@ -12,7 +12,7 @@ import aiopg
 
 from libs.common import db
 
-from .models import ListCustomersQuery
+from libs.api.customers.schemas import ListCustomersQuery
 from .store import COLUMNS
 
 SORT_COLUMNS = {"createdAt": "c.created_at", "arr": "c.arr", "name": "c.name"}

@@ -14,7 +14,7 @@ from libs.common.validation import parse_body, parse_query, path_uuid
 from libs.common.web import PG_POOL, SETTINGS, caller, data_response, json_response
 
 from . import events, ideas_client, links, listing, store
-from .models import (CreateCustomerRequest, LinkCustomerRequest, ListCustomersQuery, PageQuery,
+from libs.api.customers.schemas import (CreateCustomerRequest, LinkCustomerRequest, ListCustomersQuery, PageQuery,
                      UpdateCustomerRequest)
 from .serialize import customer_full, linked_customer
 

@@ -9,11 +9,11 @@ import aiohttp
 import structlog
 from aiohttp import web
 
-from libs.common.contract import API, Route
+from libs.api.route import API, Route
 from libs.common.errors import (ApiError, InsufficientScope, InvalidKey, MethodNotAllowed,
                                 NotFound, PayloadTooLarge, PlanRequired, RateLimited,
                                 Unauthorized)
-from libs.common.plans import GATED_PLANS
+from libs.api.plans import GATED_PLANS
 from libs.common.settings import Settings
 from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, SETTINGS, create_app,
                              json_response, pg_context)
@@ -23,7 +23,7 @@ from .auth import KeyInfo, KeyStore, bearer_token
 from .openapi import openapi_handler
 from .proxy import Upstreams, forward, forward_headers, relay_whole
 from .upstream import UpstreamPool
-from .routing import ROUTE_TABLE
+from libs.api.table import ROUTE_TABLE
 
 KEYS = web.AppKey("keys", KeyStore)
 COUNTER = web.AppKey("counter", ratelimit.SharedCounter)

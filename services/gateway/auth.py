@@ -15,7 +15,7 @@ import aiopg
 from libs.common import db
 from libs.common.caller import H_REQUEST_ID, Caller
 from libs.common.errors import InvalidKey, Unauthorized
-from libs.common.plans import RATE_PER_MINUTE
+from libs.api.plans import RATE_PER_MINUTE
 
 _CACHE_MAX = 50_000
 

@@ -7,10 +7,10 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, TypeAdapter
 
-from libs.common.contract import API, Route
+from libs.api.route import API, Route
 from libs.common.web import dumps
 
-from .routing import ROUTE_TABLE
+from libs.api.table import ROUTE_TABLE
 
 REF = "#/components/schemas/{model}"
 ERROR_SCHEMA = {

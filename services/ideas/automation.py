@@ -11,10 +11,10 @@ import aiopg
 from libs.common import db
 from libs.common.caller import Caller
 from libs.common.errors import Forbidden
-from libs.common.plans import AUTOMATION_QUOTA
+from libs.api.plans import AUTOMATION_QUOTA
 
 from . import ops, store
-from .bodies import AutomationCreateIdea
+from libs.api.ideas.requests import AutomationCreateIdea
 from .render import IDEA_JSON
 from .subresources import SIGNAL_JSON
 

@@ -28,7 +28,7 @@ from libs.common.errors import ValidationFailed
 from libs.common.pagination import decode_cursor, encode_cursor
 
 from . import prepared
-from .bodies import ListIdeasQuery
+from libs.api.ideas.requests import ListIdeasQuery
 from .render import IDEA_JSON
 
 

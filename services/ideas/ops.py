@@ -15,7 +15,7 @@ from libs.common.errors import NotFound, ValidationFailed
 from libs.common.messaging import add_event
 
 from . import store
-from .bodies import UpdateIdeaRequest
+from libs.api.ideas.requests import UpdateIdeaRequest
 from .render import IDEA_JSON, fragment
 
 

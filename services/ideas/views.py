@@ -11,7 +11,7 @@ from libs.common.validation import parse_body, parse_query, path_uuid
 from libs.common.web import PG_POOL, SETTINGS, caller, data_response, json_response
 
 from . import automation, listing, ops, store, subresources, workspace
-from .bodies import (AutomationCreateIdea, AutomationListQuery, BatchCreateRequest,
+from libs.api.ideas.requests import (AutomationCreateIdea, AutomationListQuery, BatchCreateRequest,
                      BatchStatusRequest, CreateIdeaRequest, ListIdeasQuery, PageQuery,
                      RoadmapAssignRequest, UpdateIdeaRequest, VoteRequest)
 from .render import fragment

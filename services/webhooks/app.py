@@ -13,7 +13,7 @@ from libs.common.web import (HTTP, SETTINGS, broker_context, create_app, http_co
                              mount_routes, pg_context, relay_context)
 
 from . import views
-from .contract import ROUTES
+from libs.api.webhooks.routes import ROUTES
 from .consumer import PREFETCH, BatchConsumer
 from .dispatcher import Dispatcher
 from .fanout import Fanout

@@ -10,7 +10,7 @@ from libs.common.validation import parse_body, path_uuid
 from libs.common.web import PG_POOL, SETTINGS, caller, data_response, json_response
 
 from . import subscriptions as subs
-from .models import AutomationSubscribeRequest, CreateWebhookRequest
+from libs.api.webhooks.schemas import AutomationSubscribeRequest, CreateWebhookRequest
 from .targets import check_target_url
 
 MAX_SUBSCRIPTIONS = 10

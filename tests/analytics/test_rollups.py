@@ -282,7 +282,7 @@ def test_bulk_seed_loads_with_the_triggers_off_and_rebuilds(system: System,
     """The seed's bulk path (from 100,000 ideas; lowered here) loads without the insert triggers
     and rebuilds the workspace's rollups at the end: they equal a recomputation, and every
     trigger is on again."""
-    from services.ideas import seed as seeding
+    from services.ctl import seed as seeding
     from tests.support.api import make_workspace
 
     monkeypatch.setattr(seeding, "BULK", 50)

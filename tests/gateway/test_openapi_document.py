@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from openapi_spec_validator import OpenAPIV31SpecValidator
 
-from services.gateway.routing import ROUTE_TABLE
+from libs.api.table import ROUTE_TABLE
 from tests.support.api import Api
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import psycopg2
 
 from libs.common.settings import Settings
-from services.ctl.admin import AdminError
+from .admin import AdminError
 from services.ideas.projection import rebuild
 
 

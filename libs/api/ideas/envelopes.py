@@ -9,7 +9,7 @@ from pydantic import BaseModel, create_model
 
 from libs.common.pagination import Pagination, PaginationWithTotal
 
-from .models import (BatchCreateResult, BatchStatusResult, Decision, Evidence, Idea, IdeaDeleted,
+from .schemas import (BatchCreateResult, BatchStatusResult, Decision, Evidence, Idea, IdeaDeleted,
                      IdeaDetail, Meeting, Member, Out, Participant, Product, RoadmapAssignment,
                      RoadmapStage, Signal, SupportTicket, Tag, VoteBreakdown, VoteResult,
                      WorkspaceInfo)

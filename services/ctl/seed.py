@@ -18,7 +18,7 @@ from typing import Any
 
 from . import seed_data as d
 from .seed_rows import IdeaRows, line as _line
-from .state import DEFAULT_STAGES, STAGE_SQL, STATE_SQL
+from services.ideas.state import DEFAULT_STAGES, STAGE_SQL, STATE_SQL
 
 CHUNK = 50_000
 DAYS = 180

@@ -7,8 +7,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from services.customers.models import CustomerFull
-from services.ideas.models import Idea, Signal
+from libs.api.customers.schemas import CustomerFull
+from libs.api.ideas.schemas import Idea, Signal
 
 
 class _Out(BaseModel):

@@ -1,10 +1,10 @@
 """The ideas service's public routes: the route table's entries for ideas, roadmap, workspace."""
 
-from libs.common.contract import API, Route
+from libs.api.route import API, Route
 
-from . import bodies as b
+from . import requests as b
 from . import envelopes as m
-from . import models
+from . import schemas as models
 
 S = "ideas"
 I = f"{API}/ideas"

@@ -4,7 +4,7 @@ import uuid
 
 from pydantic import BaseModel, ConfigDict
 
-from libs.common.contract import API, Route
+from libs.api.route import API, Route
 
 
 class AutomationWorkspace(BaseModel):

@@ -1,8 +1,8 @@
 """The webhooks service's public routes."""
 
-from libs.common.contract import API, Route
+from libs.api.route import API, Route
 
-from .models import (AutomationHook, AutomationSubscribeRequest, AutomationUnsubscribed,
+from .schemas import (AutomationHook, AutomationSubscribeRequest, AutomationUnsubscribed,
                      CreateWebhookRequest, WebhookDeletedResult, WebhookSubscriptionDetailResult,
                      WebhookSubscriptionList, WebhookSubscriptionResult)
 

@@ -1,8 +1,8 @@
 """The customers service's public routes."""
 
-from libs.common.contract import API, Route
+from libs.api.route import API, Route
 
-from .models import (CreateCustomerRequest, CustomerIdeaListResponse, CustomerLinkResponse, CustomerListResponse,
+from .schemas import (CreateCustomerRequest, CustomerIdeaListResponse, CustomerLinkResponse, CustomerListResponse,
                      CustomerResponse, LinkCustomerRequest, LinkedCustomerListResponse,
                      ListCustomersQuery, PageQuery, UpdateCustomerRequest)
 

@@ -2,10 +2,10 @@
 
 from typing import Any
 
-from libs.common.contract import API, Route
+from libs.api.route import API, Route
 
-from . import export_models as em
-from . import models as m
+from . import exports as em
+from . import schemas as m
 
 S = "analytics"
 A = f"{API}/analytics"

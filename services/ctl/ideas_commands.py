@@ -11,7 +11,7 @@ from typing import Any
 import psycopg2
 
 from libs.common.settings import Settings
-from services.ctl import admin
+from . import admin
 
 from .seed import seed
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from libs.common.pagination import DEFAULT_LIMIT, MAX_LIMIT, Pagination, PaginationWithTotal
 from libs.common.validation import Body, Query
-from services.ideas.models import Idea
+from libs.api.ideas.schemas import Idea
 
 # Money is stored as numeric and answered as a JSON number; this bound keeps every value exact
 # as a double on the way out.

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from . import seed_data as d
-from .store import DECIDED, fold_title, rice_priority, rice_score
+from services.ideas.store import DECIDED, fold_title, rice_priority, rice_score
 
 N = "\\N"
 IDEA_COLS = (
