@@ -7,6 +7,7 @@ from services.analytics.contract import ROUTES as ANALYTICS
 from services.customers.contract import ROUTES as CUSTOMERS
 from services.gateway.contract import ROUTES as GATEWAY
 from services.ideas.contract import ROUTES as IDEAS
+from services.mcp.contract import ROUTES as MCP
 from services.webhooks.contract import ROUTES as WEBHOOKS
 
-ROUTE_TABLE: tuple[Route, ...] = (*GATEWAY, *IDEAS, *CUSTOMERS, *WEBHOOKS, *ANALYTICS)
+ROUTE_TABLE: tuple[Route, ...] = (*GATEWAY, *IDEAS, *CUSTOMERS, *WEBHOOKS, *ANALYTICS, *MCP)
