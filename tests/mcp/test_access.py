@@ -191,3 +191,13 @@ async def test_a_tool_call_fires_webhooks(ws: Workspace) -> None:
     created = next(g for g in got if g.headers["X-Service-Event"] == "idea.created")
     assert created.json["data"]["idea"] == idea and created.json["workspaceId"] == ws.id
     assert all(verify(sub["secret"], g) for g in got)
+
+
+async def test_get_answers_405(system: System, ws: Workspace,
+                               http: aiohttp.ClientSession) -> None:
+    """No server-initiated stream: GET is 405, as the transport permits."""
+    async with http.get(system.base_url + MCP_PATH,
+                        headers={"Authorization": f"Bearer {ws.key}",
+                                 "Accept": "text/event-stream"}) as r:
+        assert r.status == 405
+        assert (await r.json())["error"]["code"] == "method_not_allowed"
