@@ -1,6 +1,6 @@
 # One image for every process; the command picks the process:
 #   ims-gateway (8080), ims-ideas (8081), ims-customers (8082), ims-webhooks (8083),
-#   ims-analytics (8084), ideasctl (admin CLI; `ideasctl migrate` in the migration Job).
+#   ims-analytics (8084), ims-mcp (8085), ideasctl (admin CLI; `ideasctl migrate` in the migration Job).
 # Build: docker build -t idea-management:dev .
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
@@ -30,5 +30,5 @@ RUN groupadd --system --gid 10001 ims \
 COPY --from=build /opt/venv /opt/venv
 # Numeric, so that Kubernetes can verify runAsNonRoot without looking the name up.
 USER 10001:10001
-EXPOSE 8080 8081 8082 8083 8084
+EXPOSE 8080 8081 8082 8083 8084 8085
 CMD ["ims-gateway"]

@@ -7,6 +7,7 @@ its handlers from them. One table, so routing, scopes and documentation cannot d
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,32 @@ UUID_RE = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-
 
 SCOPES = ("ideas:read", "ideas:write", "ideas:vote", "webhooks:manage", "workspace:read",
           "roadmap:read", "roadmap:write", "customers:read", "customers:write", "analytics:read")
+
+
+@dataclass(frozen=True)
+class Tool:
+    """The MCP tool of a route (docs/mcp.md): declared on the route, so that its scope, plan
+    gate, input fields and answer come from the route's own declarations.
+
+    The tool's inputs are the path's `{id}` (named `path_input`) and the fields of the route's
+    body or query model listed in `inputs`, renamed by `rename` (tool input -> REST field).
+    Inputs in `idea_inputs` name an idea and take its uuid or its `IDEA-<n>` id. `limit` gives
+    the tool's own default and maximum for a `limit` input. The answer is the REST answer's
+    `data`, or, with `key`, `{key: data}`; `page` adds `nextCursor` and `total` from its
+    `pagination`.
+    """
+
+    name: str
+    description: str
+    inputs: tuple[str, ...] = ()
+    path_input: str | None = None
+    rename: Mapping[str, str] = field(default_factory=dict)
+    idea_inputs: tuple[str, ...] = ()
+    required: tuple[str, ...] = ()        # inputs required by the tool though optional in REST
+    limit: tuple[int, int] | None = None  # (default, maximum)
+    key: str | None = None
+    page: bool = False
+    descriptions: Mapping[str, str] = field(default_factory=dict)  # input -> description
 
 
 @dataclass(frozen=True)
@@ -38,6 +65,7 @@ class Route:
     automation: bool = False        # automation API: errors per its rules
     tags: tuple[str, ...] = ()
     description: str = ""
+    tool: Tool | None = None        # its MCP tool, if it has one
 
     @property
     def aiohttp_path(self) -> str:

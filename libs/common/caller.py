@@ -7,9 +7,8 @@ headers together with the internal token; services trust these headers only with
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
-
-from aiohttp import web
 
 H_TOKEN = "X-Ims-Internal-Token"
 H_WORKSPACE = "X-Ims-Workspace-Id"
@@ -56,8 +55,8 @@ def _dec(text: str) -> str:
     return text.encode("latin-1").decode("utf-8", errors="replace")
 
 
-def caller_from_headers(request: web.Request, request_id: str) -> Caller | None:
-    h = request.headers
+def caller_from_headers(h: Mapping[str, str], request_id: str) -> Caller | None:
+    """The caller the headers carry (case-insensitive `h`), or None without a workspace."""
     try:
         workspace_id = uuid.UUID(h[H_WORKSPACE])
     except (KeyError, ValueError):

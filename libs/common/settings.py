@@ -100,10 +100,12 @@ class Settings:
     customers_port: int = 8082
     webhooks_port: int = 8083
     analytics_port: int = 8084
+    mcp_port: int = 8085
     ideas_urls: tuple[str, ...] = ("http://127.0.0.1:8081",)
     customers_urls: tuple[str, ...] = ("http://127.0.0.1:8082",)
     webhooks_urls: tuple[str, ...] = ("http://127.0.0.1:8083",)
     analytics_urls: tuple[str, ...] = ("http://127.0.0.1:8084",)
+    mcp_urls: tuple[str, ...] = ("http://127.0.0.1:8085",)
     internal_token: str = _DEV_TOKEN
     cursor_secret: str = _DEV_CURSOR_SECRET
     demo: bool = True
@@ -142,6 +144,7 @@ class Settings:
         customers_port = _int(e, "CUSTOMERS_PORT", 8082, 1)
         webhooks_port = _int(e, "WEBHOOKS_PORT", 8083, 1)
         analytics_port = _int(e, "ANALYTICS_PORT", 8084, 1)
+        mcp_port = _int(e, "MCP_PORT", 8085, 1)
         return cls(
             database_url=e.get("DATABASE_URL") or cls.database_url,
             analytics_database_url=e.get("ANALYTICS_DATABASE_URL", ""),
@@ -155,10 +158,12 @@ class Settings:
             customers_port=customers_port,
             webhooks_port=webhooks_port,
             analytics_port=analytics_port,
+            mcp_port=mcp_port,
             ideas_urls=_urls(e, "IDEAS_URLS", ideas_port),
             customers_urls=_urls(e, "CUSTOMERS_URLS", customers_port),
             webhooks_urls=_urls(e, "WEBHOOKS_URLS", webhooks_port),
             analytics_urls=_urls(e, "ANALYTICS_URLS", analytics_port),
+            mcp_urls=_urls(e, "MCP_URLS", mcp_port),
             internal_token=e.get("INTERNAL_TOKEN") or _DEV_TOKEN,
             cursor_secret=e.get("CURSOR_SECRET") or _DEV_CURSOR_SECRET,
             demo=_bool(e, "DEMO", True),

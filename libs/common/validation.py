@@ -81,6 +81,11 @@ def _first_error(err: ValidationError, *, prefix: str = "") -> ValidationFailed:
     return ValidationFailed(message, field=field)
 
 
+def validation_failure(err: ValidationError) -> ValidationFailed:
+    """The `validation_error` for a model's first failure, `field` named as in a body."""
+    return _first_error(err)
+
+
 async def read_body(request: web.Request) -> bytes:
     try:
         return await request.read()

@@ -149,7 +149,7 @@ def internal_auth_middleware(token: str) -> Callable[..., Awaitable[web.StreamRe
         given = request.headers.get(H_TOKEN, "").encode()
         if not hmac.compare_digest(given, expected):
             raise Unauthorized("Calls must come through the gateway")
-        who = caller_from_headers(request, request[REQUEST_ID])
+        who = caller_from_headers(request.headers, request[REQUEST_ID])
         if who is not None:
             request[CALLER] = who
             structlog.contextvars.bind_contextvars(workspace_id=str(who.workspace_id))

@@ -3,11 +3,11 @@
 REPLICAS=N runs N of each HTTP process. Replica i of a process listens on its base port
 (GATEWAY_PORT, IDEAS_PORT, ...) + 10 * i, so with the defaults and REPLICAS=2:
 
-    gateway-0 8080  ideas-0 8081  customers-0 8082  webhooks-0 8083  analytics-0 8084
-    gateway-1 8090  ideas-1 8091  customers-1 8092  webhooks-1 8093  analytics-1 8094
+    gateway-0 8080  ideas-0 8081  customers-0 8082  webhooks-0 8083  analytics-0 8084  mcp-0 8085
+    gateway-1 8090  ideas-1 8091  customers-1 8092  webhooks-1 8093  analytics-1 8094  mcp-1 8095
 
-Every process gets the full IDEAS_URLS, CUSTOMERS_URLS, WEBHOOKS_URLS and ANALYTICS_URLS
-lists (one base URL per replica; a list already in the environment is kept as it is) and the
+Every process gets the full IDEAS_URLS, CUSTOMERS_URLS, WEBHOOKS_URLS, ANALYTICS_URLS and
+MCP_URLS lists (one base URL per replica; a list already in the environment is kept as it is) and the
 same INTERNAL_TOKEN and CURSOR_SECRET (see load_secrets).
 """
 
@@ -41,6 +41,7 @@ SERVICES = (
     Service("customers", "ims-customers", "CUSTOMERS_PORT", 8082, "CUSTOMERS_URLS"),
     Service("webhooks", "ims-webhooks", "WEBHOOKS_PORT", 8083, "WEBHOOKS_URLS"),
     Service("analytics", "ims-analytics", "ANALYTICS_PORT", 8084, "ANALYTICS_URLS"),
+    Service("mcp", "ims-mcp", "MCP_PORT", 8085, "MCP_URLS"),
 )
 
 

@@ -164,7 +164,8 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
     app[KEYS] = KeyStore(app[PG_POOL], s.key_cache_ttl_s, s.internal_token)
     app[COUNTER] = ratelimit.SharedCounter(app[PG_POOL])
     app[UPSTREAMS] = Upstreams({"ideas": s.ideas_urls, "customers": s.customers_urls,
-                                "webhooks": s.webhooks_urls, "analytics": s.analytics_urls})
+                                "webhooks": s.webhooks_urls, "analytics": s.analytics_urls,
+                                "mcp": s.mcp_urls})
     session = aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=0, limit_per_host=256, keepalive_timeout=60,
                                        ttl_dns_cache=300),

@@ -1,5 +1,6 @@
 """Internal routes for peer services (never in the public route table; the internal-token
-middleware protects them): read ideas of the caller's workspace, deleted ones included."""
+middleware protects them): read ideas of the caller's workspace, deleted ones included, and
+find an idea's id by its `IDEA-<n>` number."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from aiohttp import web
 from pydantic import Field
 
 from libs.common import db
+from libs.common.errors import NotFound
 from libs.common.validation import Body, parse_body, path_uuid
 from libs.common.web import PG_POOL, caller, data_response
 
@@ -34,6 +36,21 @@ async def internal_lookup_ideas(request: web.Request) -> web.Response:
     return data_response([fragment(i) for i in ideas])
 
 
+async def internal_idea_by_number(request: web.Request) -> web.Response:
+    """`{"data": {"id"}}` of the caller's idea `IDEA-<n>`; 404 when there is none."""
+    who = caller(request)
+    try:
+        number = int(request.match_info["number"])
+    except ValueError:
+        raise NotFound("Idea not found") from None
+    if not 0 < number < 2**63:  # a bigint: larger numbers name no idea
+        raise NotFound("Idea not found")
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        idea_id = await store.idea_id_by_number(cur, who.workspace_id, number)
+    return data_response({"id": str(idea_id)})
+
+
 def setup_internal_routes(app: web.Application) -> None:
     app.router.add_get("/internal/ideas/{id}", internal_get_idea)
     app.router.add_post("/internal/ideas/lookup", internal_lookup_ideas)
+    app.router.add_get("/internal/ideas/number/{number:[0-9]{1,19}}", internal_idea_by_number)

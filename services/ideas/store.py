@@ -92,6 +92,16 @@ async def get_idea(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUI
     return str(row[0])
 
 
+async def idea_id_by_number(cur: aiopg.Cursor, workspace_id: uuid.UUID, number: int) -> uuid.UUID:
+    """The id of the workspace's idea `IDEA-<number>`, deleted ones included; else 404."""
+    idea_id = await db.fetchval(
+        cur, "SELECT id FROM ideas.ideas WHERE workspace_id = %s AND number = %s",
+        (workspace_id, number))
+    if idea_id is None:
+        raise NotFound("Idea not found")
+    return idea_id  # type: ignore[no-any-return]
+
+
 async def lookup_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID,
                        ids: list[uuid.UUID]) -> list[str]:
     await cur.execute(

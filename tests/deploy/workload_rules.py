@@ -16,7 +16,9 @@ Obj = dict[str, Any]
 Check = Callable[[list[Obj]], list[str]]
 
 # Every process of the application, with the port it listens on.
-PROCESSES = {"gateway": 8080, "ideas": 8081, "customers": 8082, "webhooks": 8083, "analytics": 8084}
+PROCESSES = {"gateway": 8080, "ideas": 8081, "customers": 8082, "webhooks": 8083,
+             "analytics": 8084,
+             "mcp": 8085}
 PART_OF = "idea-management"
 CONFIG_MAP = "ims-config"
 SECRET = "ims-secrets"

@@ -20,7 +20,7 @@ from libs.common.migrations import migrate
 from scripts.devrun.common import free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVICES = ("gateway", "ideas", "customers", "webhooks", "analytics")
+SERVICES = ("gateway", "ideas", "customers", "webhooks", "analytics", "mcp")
 BASE_DSN = os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/ideas")
 AMQP_URL = os.environ.get("AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/")
 LOG_DIR = ROOT / ".run" / "test-logs"

@@ -23,6 +23,7 @@ def test_one_replica_uses_the_base_ports() -> None:
         "customers-0": 8082,
         "webhooks-0": 8083,
         "analytics-0": 8084,
+        "mcp-0": 8085,
     }
 
 
@@ -40,6 +41,8 @@ def test_two_replicas_use_base_plus_ten() -> None:
         "customers-1": 8092,
         "webhooks-1": 8093,
         "analytics-1": 8094,
+        "mcp-0": 8085,
+        "mcp-1": 8095,
     }
 
 
@@ -57,6 +60,7 @@ def test_every_process_gets_every_url_list() -> None:
         "CUSTOMERS_URLS": "http://127.0.0.1:8082,http://127.0.0.1:8092",
         "WEBHOOKS_URLS": "http://127.0.0.1:8083,http://127.0.0.1:8093",
         "ANALYTICS_URLS": "http://127.0.0.1:8084,http://127.0.0.1:8094",
+        "MCP_URLS": "http://127.0.0.1:8085,http://127.0.0.1:8095",
     }
     for process in processes:
         assert {name: process.env[name] for name in expected} == expected
@@ -75,6 +79,7 @@ def test_entry_points_come_from_the_venv() -> None:
     processes = by_name({})
     assert processes["gateway-0"].argv == ("/venv/bin/ims-gateway",)
     assert processes["analytics-0"].argv == ("/venv/bin/ims-analytics",)
+    assert processes["mcp-0"].argv == ("/venv/bin/ims-mcp",)
 
 
 def test_url_list_already_set_is_kept() -> None:

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from libs.api.route import API, Route
+from libs.api.route import API, Route, Tool
 
 from . import exports as em
 from . import schemas as m
@@ -30,6 +30,13 @@ REPORTS: tuple[tuple[str, str, type, Any, str], ...] = (
     ("categories", "Per-category metrics", m.RangeQuery, list[m.CategoryStats],
      "Ideas with a category created in the range, most ideas first."),
 )
+# The MCP tool (docs/mcp.md) of the summary report.
+ANALYTICS_SUMMARY = Tool(
+    "analytics_summary",
+    "The workspace at a glance, all time: ideas by status, source and category, average RICE "
+    "inputs and score, customers, and revenue (total, MRR, and the ARR of customers linked to "
+    "ideas).")
+TOOLS = {"summary": ANALYTICS_SUMMARY}
 RANGE_NOTE = (" `start` defaults to 90 days before `end`, `end` to now; `start` after `end` or a "
               "range over 2 years is a validation error.")
 
@@ -40,7 +47,8 @@ def _report(name: str, summary: str, query: type, data: Any, note: str) -> Route
     dated = "start" in query.model_fields
     return Route("GET", f"{A}/{name}", S, op, "analytics:read", summary, query=query,
                  responses={200: m.envelope(model_name, data)}, plan_gated=True,
-                 tags=("Analytics",), description=note + (RANGE_NOTE if dated else ""))
+                 tags=("Analytics",), description=note + (RANGE_NOTE if dated else ""),
+                 tool=TOOLS.get(name))
 
 
 def _export(kind: str, scope: str, query: type, record: type, note: str) -> Route:

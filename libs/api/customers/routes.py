@@ -1,6 +1,6 @@
 """The customers service's public routes."""
 
-from libs.api.route import API, Route
+from libs.api.route import API, Route, Tool
 
 from .schemas import (CreateCustomerRequest, CustomerIdeaListResponse, CustomerLinkResponse, CustomerListResponse,
                      CustomerResponse, LinkCustomerRequest, LinkedCustomerListResponse,
@@ -9,9 +9,27 @@ from .schemas import (CreateCustomerRequest, CustomerIdeaListResponse, CustomerL
 S = "customers"
 C = f"{API}/customers"
 
+# MCP tools (docs/mcp.md), each beside the route it calls.
+LIST_CUSTOMERS = Tool(
+    "list_customers",
+    "List the workspace's customers, newest first, with their plan, ARR and MRR. `search` "
+    "matches name, e-mail or domain (case-insensitive). Pass `nextCursor` back as `cursor` for "
+    "the next page; `total` counts every match.",
+    inputs=("search", "limit", "cursor"), limit=(10, 50), key="customers", page=True,
+    descriptions={"search": "Part of a name, e-mail address or domain.",
+                  "limit": "Customers per page (1 to 50).",
+                  "cursor": "`nextCursor` of the previous page, with the same `search`."})
+LINK_CUSTOMER = Tool(
+    "link_customer",
+    "Link a customer to an idea (the customer asked for it): the customer's ARR then counts "
+    "in the idea's `totalCustomerARR`. A pair already linked is a conflict.",
+    path_input="ideaId", idea_inputs=("ideaId",), inputs=("customerId",),
+    descriptions={"ideaId": "The idea: its uuid or its `IDEA-<n>` id.",
+                  "customerId": "The customer's uuid."})
+
 ROUTES = [
     Route("GET", C, S, "list_customers", "customers:read", "List customers", tags=("Customers",),
-          query=ListCustomersQuery, responses={200: CustomerListResponse},
+          query=ListCustomersQuery, responses={200: CustomerListResponse}, tool=LIST_CUSTOMERS,
           description="`search` matches name, e-mail or domain (case-insensitive substring); "
                       "`min_arr` keeps customers whose ARR is at least the value."),
     Route("POST", C, S, "create_customer", "customers:write", "Create a customer",
@@ -33,7 +51,7 @@ ROUTES = [
           responses={200: LinkedCustomerListResponse}, description="Newest link first."),
     Route("POST", f"{API}/ideas/{{id}}/customers", S, "link_customer", "customers:write",
           "Link a customer to an idea", tags=("Customers",), body=LinkCustomerRequest,
-          responses={200: CustomerLinkResponse},
+          responses={200: CustomerLinkResponse}, tool=LINK_CUSTOMER,
           description="A second link of the same pair: 409 `conflict`. The idea's "
                       "`totalCustomerARR` follows within a second."),
 ]

@@ -1,0 +1,51 @@
+"""The MCP endpoint's public route (docs/mcp.md). The gateway authenticates, limits and forwards it
+like any other route; the tools themselves are declared beside the routes they call."""
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from libs.api.route import API, Route
+
+MCP_PATH = f"{API}/mcp"
+
+
+class JsonRpcMessage(BaseModel):
+    """One JSON-RPC 2.0 message of the Model Context Protocol (a request, a notification or a
+    response), as its Streamable HTTP transport POSTs it."""
+
+    model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "get_idea", "arguments": {"id": "IDEA-42"}}}]})
+
+    jsonrpc: str = Field(description="Always `2.0`.")
+    id: int | str | None = Field(default=None, description="The request id; absent on a "
+                                 "notification.")
+    method: str | None = Field(default=None, description="e.g. `initialize`, `tools/list`, "
+                               "`tools/call`.")
+    params: dict[str, Any] | None = Field(default=None, description="The method's parameters.")
+
+
+class JsonRpcAnswer(BaseModel):
+    """The JSON-RPC 2.0 answer: `result`, or `error` with a JSON-RPC error code."""
+
+    model_config = ConfigDict(extra="allow")
+
+    jsonrpc: str = Field(description="Always `2.0`.")
+    id: int | str | None = Field(description="The id of the request answered.")
+    result: dict[str, Any] | None = Field(default=None, description="The method's result.")
+    error: dict[str, Any] | None = Field(default=None, description="`{code, message, data?}`.")
+
+
+ROUTES = [
+    Route("POST", MCP_PATH, "mcp", "mcp", None,
+          "Model Context Protocol endpoint (Streamable HTTP)", body=JsonRpcMessage,
+          responses={200: JsonRpcAnswer, 202: None}, tags=("MCP",),
+          description="An MCP server speaking protocol 2025-11-25 (and later) over the "
+                      "Streamable HTTP transport, stateless: every POST carries one JSON-RPC "
+                      "message and is answered with `application/json` (202 with no body for a "
+                      "notification). Send `Accept: application/json, text/event-stream`. "
+                      "`tools/list` lists the tools the key's scopes and plan allow; a tool "
+                      "call does what its REST route does. Each POST counts in the rate-limit "
+                      "window. Tools and a client configuration: docs/mcp.md."),
+]

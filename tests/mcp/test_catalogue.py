@@ -1,0 +1,116 @@
+"""The tool catalogue built from route declarations, including the two tools whose routes are not
+in the table yet (their declarations are checked against stand-in routes of the contract's shape)."""
+
+from __future__ import annotations
+
+import uuid
+
+from pydantic import BaseModel, Field
+
+from libs.api.route import API, Route
+from libs.common.validation import Body
+from libs.api.ideas.routes import FIND_SIMILAR_IDEAS, MERGE_IDEAS
+from libs.api.ideas.schemas import Idea, IdeaDetail
+from services.mcp.catalogue import build, idea_ref
+from libs.api.table import TOOL_ROUTES
+
+
+class MergeRequest(Body):
+    intoId: uuid.UUID
+
+
+class SimilarRequest(Body):
+    title: str = Field(min_length=1, max_length=500)
+    summary: str | None = Field(default=None, max_length=5000)
+    limit: int = Field(default=10, ge=1, le=50)
+    minSimilarity: float = Field(default=0, ge=0, le=1)
+
+
+class Merged(BaseModel):
+    primary: IdeaDetail
+    duplicate: IdeaDetail
+
+
+class SimilarIdea(BaseModel):
+    similarity: float
+    idea: Idea
+
+
+class MergeResponse(BaseModel):
+    data: Merged
+
+
+class SimilarResponse(BaseModel):
+    data: list[SimilarIdea]
+
+
+STAND_INS = (
+    Route("POST", f"{API}/ideas/{{id}}/merge", "ideas", "merge_idea", "ideas:write",
+          body=MergeRequest, responses={200: MergeResponse}, tool=MERGE_IDEAS),
+    Route("POST", f"{API}/ideas/similar", "ideas", "find_similar", "ideas:read",
+          body=SimilarRequest, responses={200: SimilarResponse}, tool=FIND_SIMILAR_IDEAS),
+)
+
+
+def test_nine_tools_are_served_now() -> None:
+    """The route table declares the nine tools whose routes exist, each once."""
+    assert set(build(TOOL_ROUTES)) == {
+        "search_ideas", "get_idea", "create_idea", "update_idea", "vote_idea", "list_customers",
+        "link_customer", "analytics_summary", "list_roadmap_stages"}
+
+
+def test_merge_ideas_declaration_maps_to_its_route() -> None:
+    """merge_ideas takes duplicateId (the path) and intoId (the body), both idea references."""
+    tool = build(STAND_INS)["merge_ideas"]
+    schema = tool.definition().input_schema
+    assert set(schema["properties"]) == {"duplicateId", "intoId"}
+    assert set(schema["required"]) == {"duplicateId", "intoId"}
+    assert schema["properties"]["intoId"]["type"] == "string"
+    dup, into = uuid.uuid4(), uuid.uuid4()
+    call = tool.call({"duplicateId": "IDEA-2", "intoId": "IDEA-1"},
+                     {"duplicateId": dup, "intoId": into})
+    assert (call.method, call.path) == ("POST", f"{API}/ideas/{dup}/merge")
+    assert call.body == {"intoId": str(into)}
+    output = tool.definition().output_schema
+    assert output is not None and set(output["required"]) == {"primary", "duplicate"}
+    assert tool.result({"data": {"primary": 1, "duplicate": 2}}) == {"primary": 1,
+                                                                     "duplicate": 2}
+
+
+def test_find_similar_ideas_declaration_maps_to_its_route() -> None:
+    """find_similar_ideas sends `text` as the title, no minimum similarity, and answers under
+    `results`; a REST error on `title` names `text`."""
+    tool = build(STAND_INS)["find_similar_ideas"]
+    schema = tool.definition().input_schema
+    assert set(schema["properties"]) == {"text", "limit"} and schema["required"] == ["text"]
+    assert schema["properties"]["limit"]["maximum"] == 50
+    call = tool.call({"text": "Dark mode"}, {})
+    assert (call.method, call.path) == ("POST", f"{API}/ideas/similar")
+    assert call.body == {"title": "Dark mode", "limit": 10}
+    assert tool.result({"data": [{"similarity": 0.9}]}) == {"results": [{"similarity": 0.9}]}
+    assert tool.input_name("title") == "text"
+    assert tool.input_name("minSimilarity") is None
+    output = tool.definition().output_schema
+    assert output is not None and output["required"] == ["results"]
+
+
+def test_rest_fields_are_named_as_the_tool_names_them() -> None:
+    """A REST error's field becomes the tool's input; one no input stands for is dropped."""
+    tools = build(TOOL_ROUTES)
+    assert tools["search_ideas"].input_name("search") == "query"
+    assert tools["search_ideas"].input_name("query") is None  # the query string as a whole
+    assert tools["update_idea"].input_name("riceEffort") == "riceEffort"
+    assert tools["update_idea"].input_name("body") is None
+    assert tools["update_idea"].input_name("id") is None
+
+
+def test_idea_references() -> None:
+    """A uuid or IDEA-<n> (n a positive bigint) names an idea; nothing else does."""
+    some = uuid.uuid4()
+    assert idea_ref(str(some)) == some
+    assert idea_ref("IDEA-42") == 42
+    for value in ("IDEA-0", "IDEA-042", "idea-42", "IDEA-9223372036854775808", "42", 42, None,
+                  "IDEA-4 2"):
+        assert idea_ref(value) is None, value
+
+
