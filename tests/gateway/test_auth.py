@@ -67,7 +67,7 @@ async def test_staging_key_works(system: System, ws) -> None:
 
 async def test_scope_from_route_table(system: System, ws) -> None:
     """A key without the route's scope gets 403 insufficient_scope; with it, it passes."""
-    from services.gateway.routing import ROUTE_TABLE
+    from tests.support.routes import ROUTE_TABLE
 
     key = make_key(system.database_url, ws.id, scopes="workspace:read")
     client = ws.api.with_key(key["key"])

@@ -76,7 +76,7 @@ async def test_headers_on_every_authenticated_answer(system: System, new_workspa
 async def test_plan_required_for_analytics_and_export_on_starter(system: System,
                                                                  new_workspace) -> None:
     """A starter workspace gets 403 plan_required on every plan-gated route of the table."""
-    from services.gateway.routing import ROUTE_TABLE
+    from tests.support.routes import ROUTE_TABLE
 
     starter = await new_workspace(plan="starter")
     pro = await new_workspace(plan="pro")
