@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export VENV_BIN := $(abspath $(BIN))
 
-.PHONY: venv run test bench lint clean
+.PHONY: venv run test fuzz bench lint clean
 
 venv: $(VENV)/.installed
 
@@ -21,6 +21,14 @@ run: venv
 test: venv
 	bash scripts/k8s_check.sh --no-tests
 	VENV_BIN=$(abspath $(BIN)) bash scripts/test_env.sh $(BIN)/python -m pytest
+
+# Schema fuzzing alone, for longer than `make test` does: FUZZ_BUDGET_S seconds (default 900),
+# FUZZ_SEED (default: a new one each run; Schemathesis prints it).
+FUZZ_BUDGET_S ?= 900
+fuzz: venv
+	FUZZ_BUDGET_S=$(FUZZ_BUDGET_S) FUZZ_SEED=$${FUZZ_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')} \
+		VENV_BIN=$(abspath $(BIN)) bash scripts/test_env.sh $(BIN)/python -m pytest -s \
+		tests/security/test_fuzz.py
 
 bench: venv
 	VENV_BIN=$(abspath $(BIN)) bash scripts/test_env.sh $(BIN)/python -m bench

@@ -3,6 +3,9 @@
 A cursor carries the last row's sort value and id. It is HMAC-signed, so it cannot be forged,
 and it records a digest of the listing's scope (sort, order, filters), so it is refused with
 another listing. Both failures are `validation_error` on `cursor`.
+
+`secrets` is CURSOR_SECRET's values: the first signs, every one verifies, so that the secret
+can be replaced without refusing the cursors clients hold (SECURITY.md).
 """
 
 from __future__ import annotations
@@ -39,18 +42,21 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def encode_cursor(secret: str, scope: dict[str, Any], values: list[Any]) -> str:
+Secrets = tuple[str, ...]
+
+
+def encode_cursor(secrets: Secrets, scope: dict[str, Any], values: list[Any]) -> str:
     """`values`: the last row's keyset (e.g. [sort value, id]); datetimes and UUIDs as text."""
     payload = orjson.dumps({"s": scope_digest(scope), "v": values}, default=str)
-    return _b64(payload) + "." + _b64(_sign(secret, payload))
+    return _b64(payload) + "." + _b64(_sign(secrets[0], payload))
 
 
-def decode_cursor(secret: str, token: str, scope: dict[str, Any]) -> list[Any]:
+def decode_cursor(secrets: Secrets, token: str, scope: dict[str, Any]) -> list[Any]:
     """The keyset values of a cursor issued for this `scope`, or `validation_error`."""
     try:
         body, sig = token.split(".", 1)
-        payload = _unb64(body)
-        good = hmac.compare_digest(_unb64(sig), _sign(secret, payload))
+        payload, given = _unb64(body), _unb64(sig)
+        good = sum(hmac.compare_digest(given, _sign(s, payload)) for s in secrets) > 0
         data = orjson.loads(payload) if good else None
     except (ValueError, orjson.JSONDecodeError):
         data = None

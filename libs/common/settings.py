@@ -57,6 +57,13 @@ def _bool(env: dict[str, str], name: str, default: bool) -> bool:
     raise SettingsError(f"{name} must be 0 or 1, got {raw!r}")
 
 
+def _secrets(env: dict[str, str], name: str, default: str) -> tuple[str, ...]:
+    """A secret, or several separated by commas while one replaces another (SECURITY.md): the
+    first is the one used (sent, or signing), every one is accepted."""
+    values = tuple(v.strip() for v in env.get(name, "").split(",") if v.strip())
+    return values or (default,)
+
+
 def _urls(env: dict[str, str], name: str, default_port: int) -> tuple[str, ...]:
     raw = env.get(name, "").strip()
     if not raw:
@@ -106,8 +113,9 @@ class Settings:
     webhooks_urls: tuple[str, ...] = ("http://127.0.0.1:8083",)
     analytics_urls: tuple[str, ...] = ("http://127.0.0.1:8084",)
     mcp_urls: tuple[str, ...] = ("http://127.0.0.1:8085",)
-    internal_token: str = _DEV_TOKEN
-    cursor_secret: str = _DEV_CURSOR_SECRET
+    # INTERNAL_TOKEN and CURSOR_SECRET: the first value is used, all are accepted (rotation).
+    internal_tokens: tuple[str, ...] = (_DEV_TOKEN,)
+    cursor_secrets: tuple[str, ...] = (_DEV_CURSOR_SECRET,)
     demo: bool = True
     log_format: str = "json"
     log_level: str = "info"
@@ -130,9 +138,19 @@ class Settings:
     relay_interval_s: float = 0.5
 
     @property
+    def internal_token(self) -> str:
+        """The token this process sends; it accepts every one of `internal_tokens`."""
+        return self.internal_tokens[0]
+
+    @property
+    def cursor_secret(self) -> str:
+        """The secret new cursors are signed with; every one of `cursor_secrets` verifies."""
+        return self.cursor_secrets[0]
+
+    @property
     def insecure_defaults(self) -> bool:
         """True when a shared secret still has its development default."""
-        return self.internal_token == _DEV_TOKEN or self.cursor_secret == _DEV_CURSOR_SECRET
+        return _DEV_TOKEN in self.internal_tokens or _DEV_CURSOR_SECRET in self.cursor_secrets
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -164,8 +182,8 @@ class Settings:
             webhooks_urls=_urls(e, "WEBHOOKS_URLS", webhooks_port),
             analytics_urls=_urls(e, "ANALYTICS_URLS", analytics_port),
             mcp_urls=_urls(e, "MCP_URLS", mcp_port),
-            internal_token=e.get("INTERNAL_TOKEN") or _DEV_TOKEN,
-            cursor_secret=e.get("CURSOR_SECRET") or _DEV_CURSOR_SECRET,
+            internal_tokens=_secrets(e, "INTERNAL_TOKEN", _DEV_TOKEN),
+            cursor_secrets=_secrets(e, "CURSOR_SECRET", _DEV_CURSOR_SECRET),
             demo=_bool(e, "DEMO", True),
             log_format=log_format,
             log_level=(e.get("LOG_LEVEL") or "info").lower(),

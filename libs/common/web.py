@@ -138,16 +138,18 @@ async def error_middleware(request: web.Request, handler: Callable[[web.Request]
         return error_response(ApiError(f"Internal server error (request {request_id})"), request_id)
 
 
-def internal_auth_middleware(token: str) -> Callable[..., Awaitable[web.StreamResponse]]:
-    """Services answer only calls carrying the internal token, i.e. from the gateway or a peer."""
-    expected = token.encode()
+def internal_auth_middleware(tokens: tuple[str, ...]) -> Callable[..., Awaitable[web.StreamResponse]]:
+    """Services answer only calls carrying an internal token, i.e. from the gateway or a peer.
+    Every token of INTERNAL_TOKEN is accepted (two while one replaces the other)."""
+    expected = [token.encode() for token in tokens]
 
     @web.middleware
     async def check(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
         if request.path in OPEN_PATHS:
             return await handler(request)
         given = request.headers.get(H_TOKEN, "").encode()
-        if not hmac.compare_digest(given, expected):
+        # Compared with each, without stopping at a match: the time does not say which matched.
+        if not sum(hmac.compare_digest(given, token) for token in expected):
             raise Unauthorized("Calls must come through the gateway")
         who = caller_from_headers(request.headers, request[REQUEST_ID])
         if who is not None:
@@ -303,7 +305,7 @@ def create_app(settings: Settings, process: str, *, internal: bool = True,
     """A bare application with the shared middlewares and the open endpoints."""
     mws: list[Any] = [context_middleware, error_middleware]
     if internal:
-        mws.append(internal_auth_middleware(settings.internal_token))
+        mws.append(internal_auth_middleware(settings.internal_tokens))
     mws.extend(middlewares)
     app = web.Application(middlewares=mws, client_max_size=MAX_BODY)
     app[SETTINGS] = settings

@@ -22,8 +22,8 @@ from .serialize import customer_full, linked_customer
 MAX_SCAN_ROUNDS = 20
 
 
-def _secret(request: web.Request) -> str:
-    return request.app[SETTINGS].cursor_secret
+def _secret(request: web.Request) -> tuple[str, ...]:
+    return request.app[SETTINGS].cursor_secrets
 
 
 def _cursor_in(request: web.Request, token: str | None, scope: dict[str, Any]) -> list[Any] | None:

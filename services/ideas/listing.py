@@ -150,7 +150,7 @@ def _key(value: Any) -> Any:
     return value
 
 
-async def list_page(cur: aiopg.Cursor, secret: str, workspace_id: uuid.UUID,
+async def list_page(cur: aiopg.Cursor, secret: tuple[str, ...], workspace_id: uuid.UUID,
                     q: ListIdeasQuery) -> tuple[list[str], str | None, bool]:
     sc = scope(workspace_id, q)
     keyset = decode_cursor(secret, q.cursor, sc) if q.cursor else None

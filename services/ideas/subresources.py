@@ -66,7 +66,7 @@ async def plain_list(cur: aiopg.Cursor, name: str, workspace_id: uuid.UUID,
     return str(text)
 
 
-async def paged_list(cur: aiopg.Cursor, name: str, secret: str, workspace_id: uuid.UUID,
+async def paged_list(cur: aiopg.Cursor, name: str, secret: tuple[str, ...], workspace_id: uuid.UUID,
                      idea_id: uuid.UUID, limit: int,
                      cursor: str | None) -> tuple[list[str], str | None, bool]:
     await require_idea(cur, workspace_id, idea_id)

@@ -28,7 +28,7 @@ async def list_ideas(request: web.Request) -> web.Response:
     who, q = caller(request), parse_query(request, ListIdeasQuery)
     async with db.cursor(request.app[PG_POOL]) as cur:
         ideas, cursor, more = await listing.list_page(
-            cur, request.app[SETTINGS].cursor_secret, who.workspace_id, q)
+            cur, request.app[SETTINGS].cursor_secrets, who.workspace_id, q)
         total = await listing.total(cur, who.workspace_id, q)
     return json_response({"data": [fragment(i) for i in ideas],
                           "pagination": page_info(q.limit, more, cursor, total)})
@@ -100,7 +100,7 @@ async def _paged(request: web.Request, name: str) -> web.Response:
     q = parse_query(request, PageQuery)
     async with db.cursor(request.app[PG_POOL]) as cur:
         rows, cursor, more = await subresources.paged_list(
-            cur, name, request.app[SETTINGS].cursor_secret, who.workspace_id, idea_id,
+            cur, name, request.app[SETTINGS].cursor_secrets, who.workspace_id, idea_id,
             q.limit, q.cursor)
     return json_response({"data": [fragment(r) for r in rows],
                           "pagination": page_info(q.limit, more, cursor)})

@@ -12,7 +12,7 @@ from libs.common.pagination import decode_cursor, encode_cursor, page_info
 from libs.common.settings import Settings, SettingsError
 from libs.common.validation import Body, Query, loc_to_field, validate_json
 
-SECRET = "s3cret"
+SECRET = ("s3cret",)
 SCOPE = {"sort": "createdAt", "order": "desc", "status": "new"}
 
 
@@ -40,10 +40,32 @@ def test_tampered_cursor_is_a_validation_error(mangle) -> None:  # type: ignore[
 
 def test_cursor_of_another_scope_or_secret_is_refused() -> None:
     token = encode_cursor(SECRET, SCOPE, [1, "a"])
-    for secret, scope in ((SECRET, {**SCOPE, "order": "asc"}), (SECRET, {}), ("other", SCOPE)):
+    for secret, scope in ((SECRET, {**SCOPE, "order": "asc"}), (SECRET, {}), (("other",), SCOPE)):
         with pytest.raises(ValidationFailed) as err:
             decode_cursor(secret, token, scope)
         assert err.value.field == "cursor"
+
+
+def test_cursor_secret_rotation_signs_with_the_first_and_accepts_all() -> None:
+    """CURSOR_SECRET "new,old": new cursors are signed with new, cursors clients hold from
+    before (signed with old) still work; once old is dropped, they are refused."""
+    old = encode_cursor(("old",), SCOPE, [1, "a"])
+    rolling = Settings.from_env({"CURSOR_SECRET": " new , old "}).cursor_secrets
+    assert rolling == ("new", "old")
+    assert decode_cursor(rolling, old, SCOPE) == [1, "a"]
+    new = encode_cursor(rolling, SCOPE, [2, "b"])
+    assert decode_cursor(("new",), new, SCOPE) == [2, "b"]
+    for secrets, token in ((("new",), old), (("old",), new)):
+        with pytest.raises(ValidationFailed):
+            decode_cursor(secrets, token, SCOPE)
+
+
+def test_internal_token_list_sends_the_first() -> None:
+    s = Settings.from_env({"INTERNAL_TOKEN": "new-token,old-token", "CURSOR_SECRET": "c"})
+    assert s.internal_token == "new-token" and s.internal_tokens == ("new-token", "old-token")
+    assert s.cursor_secret == "c" and not s.insecure_defaults
+    assert Settings.from_env({"INTERNAL_TOKEN": "a,ims-dev-internal-token-change-me",
+                              "CURSOR_SECRET": "c"}).insecure_defaults
 
 
 def test_page_info_has_no_cursor_on_the_last_page() -> None:

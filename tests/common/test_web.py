@@ -70,6 +70,19 @@ async def test_internal_token_is_required(client: TestClient) -> None:
     assert (await client.get("/healthz")).status == 200
 
 
+async def test_every_internal_token_of_a_rotation_is_accepted() -> None:
+    """INTERNAL_TOKEN "new,old": a service takes calls carrying either (from gateways not yet
+    rolled and from those rolled), and refuses any other token."""
+    rolling = Settings.from_env({"INTERNAL_TOKEN": "new-token,old-token", "CURSOR_SECRET": "c"})
+    app = create_app(rolling, "unit", internal=True)
+    app.router.add_post("/echo", echo)
+    async with TestClient(TestServer(app)) as c:
+        for token, status in (("new-token", 200), ("old-token", 200), ("new-token,old-token", 401),
+                              ("tok", 401), ("", 401)):
+            r = await c.post("/echo", json={"name": "a"}, headers={**H, H_TOKEN: token})
+            assert r.status == status, token
+
+
 async def test_error_envelope(client: TestClient) -> None:
     cases = {"/conflict": (409, {"code": "conflict", "message": "taken", "field": "name"}),
              "/bad": (400, {"code": "validation_error", "message": "nope", "field": "items[2].x"}),

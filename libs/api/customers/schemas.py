@@ -48,6 +48,8 @@ class CreateCustomerRequest(_CustomerFields):
 class UpdateCustomerRequest(_CustomerFields):
     """Omitted fields stay unchanged; `null` clears a nullable field. At least one property."""
 
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+
     name: str = Field(default=None, min_length=1, max_length=255)  # type: ignore[assignment]
 
     @model_validator(mode="after")

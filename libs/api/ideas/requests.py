@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 from uuid import UUID
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from libs.common.errors import ValidationFailed
 from libs.common.validation import Body, Query, UtcDateTime
@@ -30,6 +30,8 @@ class CreateIdeaRequest(Body):
 
 class UpdateIdeaRequest(Body):
     """At least one property. RICE: reach, impact >= 0; confidence 0..1; effort > 0."""
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
 
     title: str = Field(default=None, min_length=1, max_length=500)  # type: ignore[assignment]
     summary: str | None = Field(default=None, max_length=5000)

@@ -16,13 +16,16 @@ WebhookEventType = Literal[
     "customer.created", "customer.updated",
 ]
 DeliveryStatus = Literal["pending", "delivered", "failed"]
+HTTPS = {"pattern": "^https://"}  # CONTRACT 11: the document states it on targetUrl and hookUrl
 
 
 class CreateWebhookRequest(Body):
     name: str | None = Field(default=None, max_length=255)
-    targetUrl: str = Field(min_length=1, max_length=2000,
+    # The pattern is the production rule; WEBHOOK_ALLOW_HTTP=1 (tests only) also lets http in.
+    targetUrl: str = Field(min_length=1, max_length=2000, json_schema_extra=HTTPS,
                            description="https URL that receives the signed deliveries")
-    events: list[WebhookEventType] = Field(min_length=1, max_length=11)
+    events: list[WebhookEventType] = Field(min_length=1, max_length=11,
+                                           json_schema_extra={"uniqueItems": True})
 
     @field_validator("events")
     @classmethod
@@ -33,9 +36,10 @@ class CreateWebhookRequest(Body):
 
 
 class AutomationSubscribeRequest(Body):
-    hookUrl: str = Field(min_length=1, max_length=2000,
+    hookUrl: str = Field(min_length=1, max_length=2000, json_schema_extra=HTTPS,
                          description="https URL that receives new ideas")
-    event: str = Field(default="new_idea", description="only `new_idea`")
+    event: str = Field(default="new_idea", description="only `new_idea`",
+                       json_schema_extra={"enum": ["new_idea"]})
 
 
 class _Out(BaseModel):

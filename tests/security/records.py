@@ -1,0 +1,66 @@
+"""Records of every kind in a workspace, so that path ids of every route resolve."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+import psycopg2
+
+from services.ctl.seed import seed
+from tests.support.api import Workspace
+from tests.support.processes import System
+
+WEBHOOK_EVENTS = ["idea.created", "idea.updated", "idea.status_changed", "idea.voted",
+                  "idea.scored", "idea.assigned", "idea.deleted", "idea.destination_created",
+                  "idea.signal_detected", "customer.created", "customer.updated"]
+
+
+@dataclass
+class Records:
+    ideas: list[str] = field(default_factory=list)
+    customers: list[str] = field(default_factory=list)
+    stages: list[str] = field(default_factory=list)
+    webhooks: list[str] = field(default_factory=list)
+    hooks: list[str] = field(default_factory=list)
+    deliveries: list[str] = field(default_factory=list)  # of webhooks[0]
+
+
+async def seed_records(system: System, ws: Workspace, *, ideas: int = 20,
+                       customers: int = 8) -> Records:
+    """`ideasctl seed` data (sub-resources included), then webhooks, hooks and a linked idea
+    through the API (their targets are never called: see conftest)."""
+    conn = psycopg2.connect(system.database_url)
+    try:
+        seed(conn, ws.id, ideas=ideas, customers=customers)
+    finally:
+        conn.close()
+    api, rec = ws.api, Records()
+    for i in range(2):
+        r = await api.post("/api/v1/webhooks", json={
+            "name": f"hook {i}", "targetUrl": f"https://hooks.example.com/ims/{i}",
+            "events": WEBHOOK_EVENTS})
+        assert r.status == 200, r.body
+        rec.webhooks.append(r.data["id"])
+        r = await api.post("/api/v1/automation/webhooks/subscribe",
+                           json={"hookUrl": f"https://hooks.example.com/new/{i}"})
+        assert r.status == 201, r.body
+        rec.hooks.append(r.json["id"])
+    idea = (await api.post("/api/v1/ideas", json={"title": "Linked idea"})).data["id"]
+    customer = (await api.post("/api/v1/customers", json={"name": "Linked customer"})).data["id"]
+    assert (await api.post(f"/api/v1/ideas/{idea}/customers",
+                           json={"customerId": customer})).status == 200
+    rec.ideas = [i["id"] for i in (await api.get("/api/v1/ideas", params={"limit": 100})).data]
+    rec.customers = [c["id"] for c in
+                     (await api.get("/api/v1/customers", params={"limit": 100})).data]
+    rec.stages = [s["id"] for s in (await api.get("/api/v1/roadmap/stages")).data]
+    # The idea and customer created above are delivered to webhooks[0] an hour from now: the
+    # delivery rows exist at once (within a second or two of the event).
+    deadline = time.monotonic() + 10
+    while not rec.deliveries and time.monotonic() < deadline:
+        detail = (await api.get(f"/api/v1/webhooks/{rec.webhooks[0]}")).data
+        rec.deliveries = [d["id"] for d in detail["recentDeliveries"]]
+        await asyncio.sleep(0.2)
+    assert rec.ideas and rec.customers and rec.stages and rec.deliveries
+    return rec
