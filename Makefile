@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export VENV_BIN := $(abspath $(BIN))
 
-.PHONY: venv run test fuzz bench lint clean
+.PHONY: venv tools run test fuzz bench lint clean
 
 venv: $(VENV)/.installed
 
@@ -15,10 +15,14 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
+# The OpenAPI linter (npm, pinned) and Debian's chromium for the /docs browser test.
+tools:
+	bash scripts/test_tools.sh
+
 run: venv
 	VENV_BIN=$(abspath $(BIN)) bash scripts/run.sh
 
-test: venv
+test: venv tools
 	bash scripts/k8s_check.sh --no-tests
 	VENV_BIN=$(abspath $(BIN)) bash scripts/test_env.sh $(BIN)/python -m pytest
 

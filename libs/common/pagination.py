@@ -16,7 +16,7 @@ import hmac
 from typing import Any
 
 import orjson
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from .errors import ValidationFailed
 
@@ -78,14 +78,21 @@ def page_info(limit: int, has_more: bool, next_cursor: str | None,
 
 
 class Pagination(BaseModel):
-    """`{"limit", "hasMore", "nextCursor"}`; `nextCursor` is null on the last page."""
+    """Where a page ends: pass `nextCursor` as `cursor`, with the same sort, order and filters,
+    for the next page."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
 
     limit: int
+    """The page size asked for (or the default)"""
     hasMore: bool
+    """Whether records follow this page"""
     nextCursor: str | None
+    """The `cursor` of the next page; null on the last page"""
 
 
 class PaginationWithTotal(Pagination):
     """Pagination plus `total`: every record matching the filters."""
 
     total: int
+    """How many records match the filters, on all pages together"""

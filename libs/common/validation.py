@@ -25,13 +25,13 @@ MAX_BODY = 1024 * 1024
 class Body(BaseModel):
     """Base of request bodies: unknown properties are a validation error."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
 
 
 class Query(BaseModel):
     """Base of query-parameter models: unknown parameters are a validation error."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
 def _plus_back(value: Any) -> Any:

@@ -59,6 +59,11 @@ def json_response(data: Any, status: int = 200, headers: dict[str, str] | None =
                         content_type="application/json")
 
 
+def allow_header(exc: web.HTTPMethodNotAllowed) -> dict[str, str]:
+    """The `Allow` header of a 405: the methods the path answers."""
+    return {"Allow": ", ".join(sorted(exc.allowed_methods))}
+
+
 def data_response(data: Any, status: int = 200) -> web.Response:
     """The spec's success envelope: `{"data": ...}`."""
     return json_response({"data": data}, status=status)
@@ -123,8 +128,8 @@ async def error_middleware(request: web.Request, handler: Callable[[web.Request]
         return error_response(err, request_id)
     except web.HTTPRequestEntityTooLarge:
         return error_response(PayloadTooLarge(), request_id)
-    except web.HTTPMethodNotAllowed:
-        return error_response(MethodNotAllowed(), request_id)
+    except web.HTTPMethodNotAllowed as exc:
+        return error_response(MethodNotAllowed(headers=allow_header(exc)), request_id)
     except web.HTTPNotFound:
         return error_response(NotFound(), request_id)
     except web.HTTPException as exc:

@@ -14,12 +14,14 @@ from libs.common.errors import (ApiError, InsufficientScope, InvalidKey, MethodN
                                 NotFound, PayloadTooLarge, PlanRequired, RateLimited,
                                 Unauthorized)
 from libs.api.plans import GATED_PLANS
+from libs.common.caller import H_REQUEST_ID
 from libs.common.settings import Settings
-from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, SETTINGS, create_app,
-                             json_response, pg_context)
+from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, SETTINGS, allow_header,
+                             create_app, json_response, pg_context)
 
 from . import idempotency, ratelimit
 from .auth import KeyInfo, KeyStore, bearer_token
+from .docs import setup_docs
 from .openapi import openapi_handler
 from .proxy import Upstreams, forward, forward_headers, relay_whole
 from .upstream import UpstreamPool
@@ -67,7 +69,7 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
         err.headers = {**verdict.headers(), **err.headers}
         raise
     except web.HTTPMethodNotAllowed as err:
-        raise MethodNotAllowed(headers=verdict.headers()) from err
+        raise MethodNotAllowed(headers={**verdict.headers(), **allow_header(err)}) from err
     except web.HTTPNotFound as err:
         raise NotFound(headers=verdict.headers()) from err
     except web.HTTPRequestEntityTooLarge as err:
@@ -136,7 +138,8 @@ def route_handler(route: Route) -> Handler:
 async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
     app = request.app
     headers = forward_headers(request, request[KEY].internal_headers, request[REQUEST_ID])
-    extra = request[VERDICT].headers()
+    # A streamed answer is sent before the request-id middleware sees it: it rides along here.
+    extra = {**request[VERDICT].headers(), H_REQUEST_ID: request[REQUEST_ID]}
     body = await request.read() if request.can_read_body else None
     target = app[UPSTREAMS].next(route.service)
 
@@ -187,6 +190,7 @@ def create_gateway(settings: Settings) -> web.Application:
     app.cleanup_ctx.append(pg_context())
     app.cleanup_ctx.append(_state)
     app.router.add_get(OPENAPI_PATH, openapi_handler)
+    setup_docs(app, OPENAPI_PATH)
     for route in ROUTE_TABLE:
         app.router.add_route(route.method, route.aiohttp_path, route_handler(route))
     return app

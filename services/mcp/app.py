@@ -11,10 +11,12 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 from aiohttp_asgi import ASGIResource
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from libs.common.errors import ValidationFailed
 from libs.common.settings import Settings
 from libs.common.web import HTTP, SETTINGS, create_app, http_context, stop_tasks
 
@@ -50,8 +52,18 @@ async def _sessions(app: web.Application) -> AsyncIterator[None]:
     await stop_tasks([task])
 
 
+@web.middleware
+async def json_only(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A POST that is not JSON is refused in the API's error envelope, before the transport
+    (which would answer it in plain text)."""
+    if request.method == "POST" and request.path == MCP_PATH and \
+            request.content_type != "application/json":
+        raise ValidationFailed("Content-Type must be application/json", field="Content-Type")
+    return await handler(request)
+
+
 def create_mcp_app(settings: Settings) -> web.Application:
-    app = create_app(settings, "mcp")
+    app = create_app(settings, "mcp", middlewares=[json_only])
     tools = ToolServer(build(TOOL_ROUTES), None)
     # Stateless: no session survives a request, so replicas need no affinity. DNS-rebinding
     # checks guard unauthenticated local servers; this one is reached only through the

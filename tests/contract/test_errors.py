@@ -47,7 +47,7 @@ async def test_body_over_one_mebibyte_is_413(api: Api) -> None:
 
 
 async def test_wrong_method_on_known_paths_is_405(api: Api) -> None:
-    """Known paths with another method answer 405 method_not_allowed."""
+    """Known paths with another method answer 405 method_not_allowed and `Allow` their methods."""
     idea = (await api.post("/api/v1/ideas", json={"title": "t"})).data["id"]
     for method, path in (("DELETE", "/api/v1/ideas"), ("GET", "/api/v1/ideas/batch"),
                          ("POST", f"/api/v1/ideas/{idea}"), ("GET", f"/api/v1/ideas/{idea}/vote"),
@@ -57,6 +57,7 @@ async def test_wrong_method_on_known_paths_is_405(api: Api) -> None:
                          ("DELETE", "/api/v1/automation/ideas")):
         r = await api.request(method, path)
         assert r.status == 405 and r.error["code"] == "method_not_allowed", (method, path)
+        assert method not in r.headers["Allow"].split(", ") and r.headers["Allow"], r.headers
 
 
 async def test_non_uuid_ids_are_not_found_everywhere(api: Api) -> None:

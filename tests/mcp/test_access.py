@@ -201,3 +201,17 @@ async def test_get_answers_405(system: System, ws: Workspace,
                                  "Accept": "text/event-stream"}) as r:
         assert r.status == 405
         assert (await r.json())["error"]["code"] == "method_not_allowed"
+
+
+async def test_messages_the_transport_cannot_take_are_answered_as_documented(ws: Workspace) -> None:
+    """A body that is not JSON gets the API's envelope naming Content-Type; a JSON-RPC message
+    without a method gets a JSON-RPC error. Both are 400s the document describes (the test
+    client checks every answer against it)."""
+    r = await ws.api.request("POST", MCP_PATH, body=b"tools/list",
+                             headers={"Content-Type": "text/plain"})
+    assert r.status == 400
+    assert r.error == {"code": "validation_error", "field": "Content-Type",
+                       "message": "Content-Type must be application/json"}
+    r = await ws.api.request("POST", MCP_PATH, json={"jsonrpc": "2.0", "id": 1},
+                             headers={"Accept": "application/json, text/event-stream"})
+    assert r.status == 400 and r.json["jsonrpc"] == "2.0" and r.json["error"]["code"] < 0

@@ -59,7 +59,7 @@ class Api:
             resp = Resp(r.status, r.headers, raw)
         if check and self.openapi is not None and path.startswith("/api/v1/"):
             parsed = orjson.loads(raw) if r.content_type == "application/json" and raw else None
-            self.openapi.check(method, path, r.status, r.content_type, parsed)
+            self.openapi.check(method, path, r.status, r.content_type, parsed, r.headers)
         return resp
 
     async def get(self, path: str, **kw: Any) -> Resp:

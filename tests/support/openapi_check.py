@@ -26,7 +26,15 @@ class OpenApi:
                 return op  # type: ignore[no-any-return]
         return None
 
-    def check(self, method: str, path: str, status: int, content_type: str, body: Any) -> None:
+    def resolve(self, node: dict[str, Any]) -> dict[str, Any]:
+        """A `$ref` to a component, followed (responses, headers, parameters)."""
+        while "$ref" in node:
+            _, _, kind, name = node["$ref"].split("/")
+            node = self.doc["components"][kind][name]
+        return node
+
+    def check(self, method: str, path: str, status: int, content_type: str, body: Any,
+              headers: Any = None) -> None:
         """Raise AssertionError when the response is not what the document promises."""
         op = self.operation(method, path)
         if op is None:
@@ -37,6 +45,11 @@ class OpenApi:
             raise AssertionError(f"{method} {path} is not in the OpenAPI document")
         resp = op["responses"].get(str(status))
         assert resp is not None, f"{method} {path}: status {status} not documented"
+        resp = self.resolve(resp)
+        if headers is not None:
+            for name, header in resp.get("headers", {}).items():
+                if self.resolve(header).get("required"):
+                    assert name in headers, f"{method} {path} {status}: no {name} header"
         media = (content_type or "").split(";")[0].strip()
         content = resp.get("content", {})
         if not content:
@@ -49,7 +62,7 @@ class OpenApi:
     def _validator(self, _: int, status: str, operation_id: str, media: str) -> Any:
         op = next(o for p in self.doc["paths"].values() for o in p.values()
                   if o.get("operationId") == operation_id)
-        schema = dict(op["responses"][status]["content"][media]["schema"])
+        schema = dict(self.resolve(op["responses"][status])["content"][media]["schema"])
         schema["components"] = self.doc["components"]
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         return cls(schema, format_checker=cls.FORMAT_CHECKER)

@@ -37,7 +37,8 @@ ROUTES = [
           description="`source` is `api`. A second customer with the same `externalId` in the "
                       "workspace: 409 `conflict`. Emits `customer.created`."),
     Route("GET", f"{C}/{{id}}", S, "get_customer", "customers:read", "Get a customer",
-          tags=("Customers",), responses={200: CustomerResponse}),
+          tags=("Customers",), responses={200: CustomerResponse},
+          description="The customer with the number of ideas linked to it."),
     Route("PATCH", f"{C}/{{id}}", S, "update_customer", "customers:write", "Update a customer",
           tags=("Customers",), body=UpdateCustomerRequest, responses={200: CustomerResponse},
           description="Omitted fields stay unchanged; `null` clears a nullable field. "

@@ -7,9 +7,10 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from libs.common.pagination import DEFAULT_LIMIT, MAX_LIMIT, Pagination, PaginationWithTotal
+from libs.api.base import Out, data_of, example, page_of
+from libs.common.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from libs.common.validation import Body, Query
 from libs.api.ideas.schemas import Idea
 
@@ -24,12 +25,19 @@ class _CustomerFields(Body):
 
     email: str | None = Field(default=None, max_length=320,
                               pattern=r"^[^@\s]+@[^@\s]+$")
+    """Contact e-mail"""
     domain: str | None = Field(default=None, max_length=255)
+    """Web domain, e.g. `globex.example`"""
     arr: float | None = Money
+    """Annual recurring revenue"""
     mrr: float | None = Money
+    """Monthly recurring revenue"""
     plan: str | None = Field(default=None, max_length=100)
+    """The customer's plan with you"""
     externalId: str | None = Field(default=None, min_length=1, max_length=255)
+    """Id in your CRM or billing system; unique in the workspace"""
     metadata: dict[str, Any] | None = None
+    """Any JSON object, at most 16 KiB"""
 
     @field_validator("arr", "mrr")
     @classmethod
@@ -42,15 +50,22 @@ class _CustomerFields(Body):
 class CreateCustomerRequest(_CustomerFields):
     """A new customer; only `name` is required."""
 
+    model_config = example({"name": "Globex", "email": "it@globex.example",
+                            "domain": "globex.example", "arr": 120000, "mrr": 10000,
+                            "plan": "enterprise", "externalId": "crm-1042",
+                            "metadata": {"segment": "enterprise"}})
+
     name: str = Field(min_length=1, max_length=255)
+    """Customer name"""
 
 
 class UpdateCustomerRequest(_CustomerFields):
     """Omitted fields stay unchanged; `null` clears a nullable field. At least one property."""
 
-    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+    model_config = example({"arr": 150000, "plan": "enterprise"})
 
     name: str = Field(default=None, min_length=1, max_length=255)  # type: ignore[assignment]
+    """Customer name (not null)"""
 
     @model_validator(mode="after")
     def _not_empty(self) -> UpdateCustomerRequest:
@@ -64,93 +79,126 @@ class UpdateCustomerRequest(_CustomerFields):
 class LinkCustomerRequest(Body):
     """Links an existing customer of the workspace to the idea in the path."""
 
+    model_config = example({"customerId": "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d"})
+
     customerId: uuid.UUID
+    """A customer of the workspace"""
 
 
 class PageQuery(Query):
     limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
+    """Page size, 1 to 100"""
     cursor: str | None = None
+    """`pagination.nextCursor` of the previous page. Empty or absent: the first page"""
 
 
 class ListCustomersQuery(PageQuery):
     sort: Literal["createdAt", "arr", "name"] = "createdAt"
+    """Sort key; ties are broken by `id`, nulls come last in both orders"""
     order: Literal["asc", "desc"] = "desc"
+    """Sort order"""
     search: str | None = Field(default=None, max_length=200)
+    """Text found in the name, e-mail or domain (case-insensitive)"""
     min_arr: float | None = Field(default=None, allow_inf_nan=False)
+    """Only customers whose ARR is at least this"""
     plan: str | None = Field(default=None, max_length=100)
+    """Only customers on this plan"""
     source: str | None = Field(default=None, max_length=100)
+    """Only customers from this source (`api` for those created through the API)"""
 
 
-class CustomerFull(BaseModel):
+CUSTOMER_ID = "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d"
+CUSTOMER: dict[str, Any] = {
+    "id": CUSTOMER_ID, "name": "Globex", "email": "it@globex.example",
+    "domain": "globex.example", "arr": 120000, "mrr": 10000, "plan": "enterprise",
+    "source": "api", "externalId": "crm-1042", "crmCompanyId": None, "ideaCount": 3,
+    "metadata": {"segment": "enterprise"}, "createdAt": "2025-02-01T12:00:00.000000Z",
+    "updatedAt": "2025-03-01T12:00:00.000000Z"}
+
+
+class CustomerFull(Out):
     """A standalone customer (also the `customer` of customer.* events)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = example(CUSTOMER)
 
     id: uuid.UUID
+    """The customer's id"""
     name: str
+    """Customer name"""
     email: str | None
+    """Contact e-mail"""
     domain: str | None
+    """Web domain"""
     arr: float | None
+    """Annual recurring revenue"""
     mrr: float | None
+    """Monthly recurring revenue"""
     plan: str | None
+    """The customer's plan with you"""
     source: str
+    """Where the record came from: `api` for customers created through the API"""
     externalId: str | None
+    """Id in your CRM or billing system"""
     crmCompanyId: str | None
+    """Company id in a connected CRM"""
     ideaCount: int
+    """Ideas linked to the customer"""
     metadata: dict[str, Any] | None
+    """Any JSON object"""
     createdAt: datetime
+    """When the customer was created"""
     updatedAt: datetime | None
+    """When it last changed"""
 
 
-class LinkedCustomer(BaseModel):
+class LinkedCustomer(Out):
     """A customer as linked to an idea."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = example({k: CUSTOMER[k] for k in (
+        "id", "name", "email", "domain", "arr", "mrr", "plan", "source")} | {
+        "linkedAt": "2025-03-02T09:30:00.000000Z"})
 
     id: uuid.UUID
+    """The customer's id"""
     name: str
+    """Customer name"""
     email: str | None
+    """Contact e-mail"""
     domain: str | None
+    """Web domain"""
     arr: float | None
+    """Annual recurring revenue"""
     mrr: float | None
+    """Monthly recurring revenue"""
     plan: str | None
+    """The customer's plan with you"""
     source: str
+    """Where the record came from"""
     linkedAt: datetime
+    """When the customer was linked to the idea"""
 
 
-class CustomerLink(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CustomerLink(Out):
+    """A link between an idea and a customer."""
+
+    model_config = example({"ideaId": "3f1c2a9e-8b4d-4e61-9a57-0c2d5e7f8a91",
+                            "customerId": CUSTOMER_ID,
+                            "linkedAt": "2025-03-02T09:30:00.000000Z"})
 
     ideaId: uuid.UUID
+    """The idea's id"""
     customerId: uuid.UUID
+    """The customer's id"""
     linkedAt: datetime
+    """When they were linked"""
 
 
-class CustomerResponse(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    data: CustomerFull
-
-
-class CustomerListResponse(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    data: list[CustomerFull]
-    pagination: PaginationWithTotal
-
-
-class LinkedCustomerListResponse(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    data: list[LinkedCustomer]
-    pagination: Pagination
-
-
-class CustomerLinkResponse(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    data: CustomerLink
-
-
-class CustomerIdeaListResponse(BaseModel):
-    """A customer's linked ideas (the ideas service's Idea bodies)."""
-
-    model_config = ConfigDict(extra="forbid")
-    data: list[Idea]
-    pagination: Pagination
+CustomerResponse = data_of("CustomerResponse", CustomerFull, "A customer")
+CustomerListResponse = page_of("CustomerListResponse", CustomerFull,
+                               "A page of customers, with the total matching the filters",
+                               total=True)
+LinkedCustomerListResponse = page_of("LinkedCustomerListResponse", LinkedCustomer,
+                                     "A page of the customers linked to an idea")
+CustomerLinkResponse = data_of("CustomerLinkResponse", CustomerLink, "The new link")
+CustomerIdeaListResponse = page_of("CustomerIdeaListResponse", Idea,
+                                   "A page of the ideas linked to a customer")

@@ -3,45 +3,37 @@ component names must be plain identifiers)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, create_model
-
-from libs.common.pagination import Pagination, PaginationWithTotal
+from libs.api.base import data_of, page_of
 
 from .schemas import (BatchCreateResult, BatchStatusResult, Decision, Evidence, Idea, IdeaDeleted,
-                     IdeaDetail, Meeting, Member, Out, Participant, Product, RoadmapAssignment,
+                     IdeaDetail, Meeting, Member, Participant, Product, RoadmapAssignment,
                      RoadmapStage, Signal, SupportTicket, Tag, VoteBreakdown, VoteResult,
                      WorkspaceInfo)
 
+__all__ = ["data_of", "page_of"]
 
-def data_of(name: str, tp: Any) -> type[BaseModel]:
-    """`{"data": tp}` as a named model (component names must be plain identifiers)."""
-    return create_model(name, __base__=Out, data=(tp, ...))
-
-
-def page_of(name: str, tp: Any, total: bool = False) -> type[BaseModel]:
-    return create_model(name, __base__=Out, data=(list[tp], ...),
-                        pagination=(PaginationWithTotal if total else Pagination, ...))
-
-
-IdeaPage = page_of("IdeaPage", Idea, total=True)
-IdeaResponse = data_of("IdeaResponse", Idea)
-IdeaDetailResponse = data_of("IdeaDetailResponse", IdeaDetail)
-IdeaDeletedResponse = data_of("IdeaDeletedResponse", IdeaDeleted)
-VoteResultResponse = data_of("VoteResultResponse", VoteResult)
-VoteBreakdownResponse = data_of("VoteBreakdownResponse", VoteBreakdown)
-SignalPage = page_of("SignalPage", Signal)
-DecisionPage = page_of("DecisionPage", Decision)
-EvidenceList = data_of("EvidenceList", list[Evidence])
-ParticipantList = data_of("ParticipantList", list[Participant])
-MeetingList = data_of("MeetingList", list[Meeting])
-SupportTicketList = data_of("SupportTicketList", list[SupportTicket])
-RoadmapAssignmentResponse = data_of("RoadmapAssignmentResponse", RoadmapAssignment)
-BatchCreateResponse = data_of("BatchCreateResponse", BatchCreateResult)
-BatchStatusResponse = data_of("BatchStatusResponse", BatchStatusResult)
-RoadmapStageList = data_of("RoadmapStageList", list[RoadmapStage])
-WorkspaceInfoResponse = data_of("WorkspaceInfoResponse", WorkspaceInfo)
-TagList = data_of("TagList", list[Tag])
-ProductList = data_of("ProductList", list[Product])
-MemberList = data_of("MemberList", list[Member])
+IdeaPage = page_of("IdeaPage", Idea, "A page of ideas, with the total matching the filters",
+                   total=True)
+IdeaResponse = data_of("IdeaResponse", Idea, "An idea")
+IdeaDetailResponse = data_of("IdeaDetailResponse", IdeaDetail, "An idea with its details")
+IdeaDeletedResponse = data_of("IdeaDeletedResponse", IdeaDeleted, "The idea is deleted")
+VoteResultResponse = data_of("VoteResultResponse", VoteResult, "The vote as recorded")
+VoteBreakdownResponse = data_of("VoteBreakdownResponse", VoteBreakdown, "An idea's votes")
+SignalPage = page_of("SignalPage", Signal, "A page of an idea's signals")
+DecisionPage = page_of("DecisionPage", Decision, "A page of an idea's decision history")
+EvidenceList = data_of("EvidenceList", list[Evidence], "An idea's evidence")
+ParticipantList = data_of("ParticipantList", list[Participant],
+                          "The participants in an idea's decision")
+MeetingList = data_of("MeetingList", list[Meeting], "Meetings that mention an idea")
+SupportTicketList = data_of("SupportTicketList", list[SupportTicket],
+                            "Support tickets linked to an idea")
+RoadmapAssignmentResponse = data_of("RoadmapAssignmentResponse", RoadmapAssignment,
+                                    "The idea's roadmap stage")
+BatchCreateResponse = data_of("BatchCreateResponse", BatchCreateResult, "The new ideas")
+BatchStatusResponse = data_of("BatchStatusResponse", BatchStatusResult, "The changed ideas")
+RoadmapStageList = data_of("RoadmapStageList", list[RoadmapStage],
+                           "The workspace's roadmap stages")
+WorkspaceInfoResponse = data_of("WorkspaceInfoResponse", WorkspaceInfo, "The workspace")
+TagList = data_of("TagList", list[Tag], "The workspace's tags")
+ProductList = data_of("ProductList", list[Product], "The workspace's products")
+MemberList = data_of("MemberList", list[Member], "The workspace's team members")

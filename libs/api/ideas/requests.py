@@ -5,43 +5,60 @@ from __future__ import annotations
 from typing import Literal
 from uuid import UUID
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from libs.api.base import example
+from libs.api.enums import IdeaSource, IdeaStatus
 from libs.common.errors import ValidationFailed
 from libs.common.validation import Body, Query, UtcDateTime
 
-IdeaStatus = Literal["captured", "new", "under_review", "planned", "in_progress", "shipped",
-                     "rejected", "archived", "duplicate", "deleted"]
-IdeaSource = Literal["discord", "slack", "teams", "sentry", "zapier", "chrome", "vscode",
-                     "outlook", "zendesk", "intercom", "freshdesk", "helpscout", "extension",
-                     "api", "email"]
+from . import examples as ex
+
+__all__ = ["IdeaSource", "IdeaStatus"]
 SortKey = Literal["createdAt", "voteCount", "riceScore", "validationScore", "signalCount",
                   "lastActivityAt", "totalCustomerARR", "shippedAt", "decidedAt"]
 Number = float
 
 
 class CreateIdeaRequest(Body):
+    """A new idea; only `title` is required."""
+
+    model_config = example(ex.CREATE_IDEA)
+
     title: str = Field(min_length=1, max_length=500)
+    """Short title"""
     summary: str | None = Field(default=None, max_length=5000)
+    """Longer description"""
     source: str = Field(default="api", min_length=1, max_length=100)
+    """Where the idea came from (free text)"""
     category: str | None = Field(default=None, max_length=100)
+    """Category, e.g. `feature`, `bug`, `improvement`"""
     url: str | None = Field(default=None, max_length=2000)
+    """Link to the original item"""
 
 
 class UpdateIdeaRequest(Body):
-    """At least one property. RICE: reach, impact >= 0; confidence 0..1; effort > 0."""
+    """At least one property; omitted ones stay unchanged, `null` clears a nullable one."""
 
-    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+    model_config = example(ex.UPDATE_IDEA)
 
     title: str = Field(default=None, min_length=1, max_length=500)  # type: ignore[assignment]
+    """Short title (not null)"""
     summary: str | None = Field(default=None, max_length=5000)
+    """Longer description"""
     status: IdeaStatus = None  # type: ignore[assignment]
     category: str | None = Field(default=None, max_length=100)
+    """Category"""
     decisionReason: str | None = Field(default=None, max_length=5000)
+    """Why: recorded as the reason of the Decision a status change appends"""
     riceReach: Number | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """RICE reach (0 or more)"""
     riceImpact: Number | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """RICE impact (0 or more)"""
     riceConfidence: Number | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    """RICE confidence, a fraction from 0 to 1"""
     riceEffort: Number | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """RICE effort (more than 0)"""
 
     @model_validator(mode="after")
     def _not_empty(self) -> UpdateIdeaRequest:
@@ -54,8 +71,14 @@ class UpdateIdeaRequest(Body):
 
 
 class VoteRequest(Body):
+    """Optional: an empty body is an upvote by the key."""
+
+    model_config = example({"voter": "user:42", "value": 1})
+
     voter: str | None = Field(default=None, min_length=1, max_length=255)
+    """Who votes; `key:<keyId>` when absent. A voter's second vote replaces the first"""
     value: Literal[-1, 1] = 1
+    """+1 or -1"""
 
     @field_validator("value", mode="before")
     @classmethod
@@ -67,7 +90,12 @@ class VoteRequest(Body):
 
 
 class RoadmapAssignRequest(Body):
+    """The stage to put the idea on, or null to take it off the roadmap."""
+
+    model_config = example({"stageId": ex.STAGE_ID})
+
     stageId: UUID | None
+    """A roadmap stage of the workspace, or null"""
 
     @model_validator(mode="before")
     @classmethod
@@ -82,13 +110,25 @@ class RoadmapAssignRequest(Body):
 
 
 class BatchCreateRequest(Body):
+    """Up to 100 new ideas, created together or not at all."""
+
+    model_config = example({"ideas": [ex.CREATE_IDEA, {"title": "Export to PDF"}]})
+
     ideas: list[CreateIdeaRequest] = Field(min_length=1, max_length=100)
+    """The ideas, 1 to 100"""
 
 
 class BatchStatusRequest(Body):
+    """One status for up to 100 ideas, changed together or not at all."""
+
+    model_config = example({"ids": [ex.IDEA_ID], "status": "planned",
+                            "reason": "Planned for the next quarter"})
+
     ids: list[UUID] = Field(min_length=1, max_length=100)
+    """The ideas' ids, 1 to 100"""
     status: IdeaStatus
     reason: str | None = Field(default=None, max_length=5000)
+    """Why: recorded as the reason of each Decision"""
 
     @model_validator(mode="before")
     @classmethod
@@ -106,37 +146,72 @@ class BatchStatusRequest(Body):
 
 class PageQuery(Query):
     limit: int = Field(default=25, ge=1, le=100)
+    """Page size, 1 to 100"""
     cursor: str | None = None
+    """`pagination.nextCursor` of the previous page; valid only with the same sort, order and
+    filters. Empty or absent: the first page"""
 
 
 class ListIdeasQuery(PageQuery):
     sort: SortKey = "createdAt"
+    """Sort key; ties are broken by `id`, nulls come last in both orders"""
     order: Literal["asc", "desc"] = "desc"
+    """Sort order"""
     status: IdeaStatus | None = None
+    """Only ideas with this status (deleted ideas only with `deleted`)"""
     source: IdeaSource | None = None
+    """Only ideas from this source"""
     category: str | None = Field(default=None, max_length=100)
+    """Only ideas of this category"""
     destination: str | None = Field(default=None, max_length=200)
+    """Only ideas sent to this issue tracker"""
     roadmapStageId: UUID | None = None
+    """Only ideas on this roadmap stage"""
     since: UtcDateTime | None = None
+    """Only ideas created at or after this date-time (RFC 3339)"""
     search: str | None = Field(default=None, max_length=200)
+    """Words that must all appear in the title or summary (case-insensitive)"""
     updated_since: UtcDateTime | None = None
+    """Only ideas whose `lastActivityAt` is at or after this date-time"""
     decided_since: UtcDateTime | None = None
+    """Only ideas decided at or after this date-time"""
     shipped_since: UtcDateTime | None = None
+    """Only ideas shipped at or after this date-time"""
     product_id: UUID | None = None
+    """Only ideas of this product"""
     tag_id: UUID | None = None
+    """Only ideas with this tag"""
     decision_owner: str | None = Field(default=None, max_length=255)
+    """Only ideas whose decision owner has this name"""
     has_customers: bool | None = None
+    """`true`: only ideas with a linked customer; `false`: only ideas with none"""
     min_arr: float | None = Field(default=None, allow_inf_nan=False)
+    """Only ideas whose `totalCustomerARR` is at least this"""
 
 
 class AutomationListQuery(Query):
     limit: int = Field(default=10, ge=1, le=100)
+    """How many of the newest ideas, 1 to 100"""
 
 
 class AutomationCreateIdea(Body):
+    """A new idea from an automation platform; duplicates are recorded as signals instead."""
+
+    model_config = example({
+        "title": "Dark mode for the dashboard",
+        "summary": "Could we get a dark mode? The dashboard is blinding at night.",
+        "url": "https://acme.slack.com/archives/C024BE91L/p1741944413000100",
+        "source": "slack", "authorName": "Sam Ortiz", "authorId": "U024BE7LH"})
+
     title: str = Field(min_length=1, max_length=255)
+    """Short title"""
     summary: str | None = Field(default=None, max_length=5000)
+    """Summary or the original message"""
     url: str | None = Field(default=None, max_length=2000)
+    """Link to the original item; used to detect duplicates"""
     source: str | None = Field(default=None, max_length=100)
+    """Where it came from, e.g. a platform name"""
     authorName: str | None = Field(default=None, max_length=255)
+    """Who wrote it"""
     authorId: str | None = Field(default=None, max_length=255)
+    """Unique id of the author on the source platform"""

@@ -20,7 +20,9 @@ ROUTES = [
                       "workspace (422 `limit_exceeded`)."),
     Route("GET", f"{W}/{{id}}", S, "get_webhook", "webhooks:manage",
           "A subscription with its recent deliveries",
-          responses={200: WebhookSubscriptionDetailResult}, tags=("Webhooks",)),
+          responses={200: WebhookSubscriptionDetailResult}, tags=("Webhooks",),
+          description="The subscription (secret masked) with its 20 newest deliveries, newest "
+                      "first."),
     Route("DELETE", f"{W}/{{id}}", S, "delete_webhook", "webhooks:manage",
           "Delete a subscription", responses={200: WebhookDeletedResult}, tags=("Webhooks",),
           description="Stops its pending deliveries."),
@@ -31,5 +33,6 @@ ROUTES = [
           description="`hookUrl` must be https. At most 50 hooks per workspace (403)."),
     Route("DELETE", f"{API}/automation/webhooks/subscribe/{{id}}", S, "automation_unsubscribe",
           "webhooks:manage", "Remove a hook (automation API)", automation=True,
-          responses={200: AutomationUnsubscribed}, tags=("Automation",)),
+          responses={200: AutomationUnsubscribed}, tags=("Automation",),
+          description="Stops deliveries to the hook. An unknown id answers 404 `not_found`."),
 ]

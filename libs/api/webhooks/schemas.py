@@ -4,28 +4,37 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from libs.api.base import Out, data_of, example
+from libs.api.enums import WebhookEventType
 from libs.common.validation import Body
 
-WebhookEventType = Literal[
-    "idea.created", "idea.updated", "idea.status_changed", "idea.voted", "idea.scored",
-    "idea.assigned", "idea.deleted", "idea.destination_created", "idea.signal_detected",
-    "customer.created", "customer.updated",
-]
+__all__ = ["WebhookEventType"]
+
 DeliveryStatus = Literal["pending", "delivered", "failed"]
-HTTPS = {"pattern": "^https://"}  # CONTRACT 11: the document states it on targetUrl and hookUrl
+# The document states the https rule; the service checks it itself (tests may allow http).
+HTTPS_ONLY: dict[str, Any] = {"pattern": "^https://"}
+
+WEBHOOK_ID = "f0e1d2c3-b4a5-4968-8776-5a4b3c2d1e0f"
+TARGET = "https://hooks.example.com/ideas"
 
 
 class CreateWebhookRequest(Body):
+    """A new subscription: where to deliver, and which events."""
+
+    model_config = example({"name": "Product analytics", "targetUrl": TARGET,
+                            "events": ["idea.created", "idea.status_changed"]})
+
     name: str | None = Field(default=None, max_length=255)
-    # The pattern is the production rule; WEBHOOK_ALLOW_HTTP=1 (tests only) also lets http in.
-    targetUrl: str = Field(min_length=1, max_length=2000, json_schema_extra=HTTPS,
-                           description="https URL that receives the signed deliveries")
+    """A name to recognise the subscription by"""
+    targetUrl: str = Field(min_length=1, max_length=2000, json_schema_extra=HTTPS_ONLY)
+    """https URL that receives the signed deliveries"""
     events: list[WebhookEventType] = Field(min_length=1, max_length=11,
                                            json_schema_extra={"uniqueItems": True})
+    """The events to deliver, 1 to 11, each at most once"""
 
     @field_validator("events")
     @classmethod
@@ -36,76 +45,140 @@ class CreateWebhookRequest(Body):
 
 
 class AutomationSubscribeRequest(Body):
-    hookUrl: str = Field(min_length=1, max_length=2000, json_schema_extra=HTTPS,
-                         description="https URL that receives new ideas")
-    event: str = Field(default="new_idea", description="only `new_idea`",
-                       json_schema_extra={"enum": ["new_idea"]})
+    """A hook that receives every new idea of the workspace."""
+
+    model_config = example({"hookUrl": "https://hooks.zapier.example/hooks/catch/123/abc",
+                            "event": "new_idea"})
+
+    hookUrl: str = Field(min_length=1, max_length=2000, json_schema_extra=HTTPS_ONLY)
+    """https URL that receives new ideas"""
+    event: str = Field(default="new_idea", json_schema_extra={"enum": ["new_idea"]})
+    """The event to receive; only `new_idea`"""
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+SUBSCRIPTION: dict[str, Any] = {
+    "id": WEBHOOK_ID, "name": "Product analytics", "targetUrl": TARGET,
+    "events": ["idea.created", "idea.status_changed"], "secret": "whsec_****Xk2Q",
+    "isActive": True, "failureCount": 0, "lastDeliveredAt": "2025-03-14T09:26:54.120311Z",
+    "lastFailedAt": None, "lastError": None, "createdAt": "2025-03-01T10:00:00.000000Z",
+    "updatedAt": "2025-03-01T10:00:00.000000Z"}
+DELIVERY: dict[str, Any] = {
+    "id": "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d", "eventId": "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9",
+    "eventType": "idea.created", "status": "delivered", "statusCode": 200, "attemptCount": 1,
+    "error": None, "durationMs": 84, "deliveredAt": "2025-03-14T09:26:54.120311Z",
+    "createdAt": "2025-03-14T09:26:53.950122Z"}
 
 
-class WebhookSubscription(_Out):
+class WebhookSubscription(Out):
+    """Where and what the workspace's events are delivered."""
+
+    model_config = example(SUBSCRIPTION)
+
     id: uuid.UUID
+    """The subscription's id"""
     name: str | None
+    """Its name"""
     targetUrl: str
+    """URL that receives the deliveries"""
     events: list[WebhookEventType]
-    secret: str = Field(description="full value only in the creation response, "
+    """The events it receives"""
+    secret: str = Field(description="Signing secret: the full value (`whsec_` + 40 base62 "
+                                    "characters) only in the creation response, "
                                     "`whsec_****` + its last 4 characters later")
     isActive: bool
+    """Whether events are delivered to it (false after failing for days, or a 410 answer)"""
     failureCount: int
+    """Consecutive failed attempts; 0 after a success"""
     lastDeliveredAt: datetime | None
+    """Last successful attempt"""
     lastFailedAt: datetime | None
+    """Last failed attempt"""
     lastError: str | None
+    """What went wrong in the last failed attempt"""
     createdAt: datetime
+    """When it was created"""
     updatedAt: datetime
+    """When it last changed"""
 
 
-class WebhookDelivery(_Out):
+class WebhookDelivery(Out):
+    """One event on its way to one subscription, with the outcome of its attempts."""
+
+    model_config = example(DELIVERY)
+
     id: uuid.UUID
+    """The delivery's id (the `X-Service-Delivery` header of each attempt)"""
     eventId: str
+    """The event's id (the payload's `id`)"""
     eventType: WebhookEventType
     status: DeliveryStatus
+    """`pending` until an attempt succeeds (`delivered`) or the attempts run out (`failed`)"""
     statusCode: int | None
+    """HTTP status of the last attempt's answer; null without an answer"""
     attemptCount: int
+    """Attempts made so far"""
     error: str | None
+    """What went wrong in the last attempt"""
     durationMs: int | None
+    """How long the last attempt took"""
     deliveredAt: datetime | None
+    """When an attempt succeeded"""
     createdAt: datetime
+    """When the delivery was created"""
 
 
 class WebhookSubscriptionDetail(WebhookSubscription):
+    """A subscription with its recent deliveries."""
+
+    model_config = example({**SUBSCRIPTION, "recentDeliveries": [DELIVERY]})
+
     recentDeliveries: list[WebhookDelivery] = Field(max_length=20,
-                                                    description="the 20 newest, newest first")
+                                                    description="The 20 newest, newest first")
 
 
-class WebhookSubscriptionList(_Out):
-    data: list[WebhookSubscription]
+WebhookSubscriptionList = data_of("WebhookSubscriptionList", list[WebhookSubscription],
+                                  "The workspace's subscriptions, oldest first")
+WebhookSubscriptionResult = data_of("WebhookSubscriptionResult", WebhookSubscription,
+                                    "A subscription")
+WebhookSubscriptionDetailResult = data_of("WebhookSubscriptionDetailResult",
+                                          WebhookSubscriptionDetail,
+                                          "A subscription with its recent deliveries")
 
 
-class WebhookSubscriptionResult(_Out):
-    data: WebhookSubscription
+class WebhookDeleted(Out):
+    """The subscription is gone."""
 
+    model_config = example({"id": WEBHOOK_ID, "deleted": True})
 
-class WebhookSubscriptionDetailResult(_Out):
-    data: WebhookSubscriptionDetail
-
-
-class WebhookDeleted(_Out):
     id: uuid.UUID
+    """The subscription's id"""
     deleted: Literal[True]
+    """Always true"""
 
 
-class WebhookDeletedResult(_Out):
-    data: WebhookDeleted
+WebhookDeletedResult = data_of("WebhookDeletedResult", WebhookDeleted,
+                               "The subscription is deleted")
 
 
-class AutomationHook(_Out):
+class AutomationHook(Out):
+    """A hook subscribed to new ideas."""
+
+    model_config = example({"id": "6f7a8b9c-0d1e-4f2a-b3c4-d5e6f7a8b9c0",
+                            "hookUrl": "https://hooks.zapier.example/hooks/catch/123/abc",
+                            "event": "new_idea"})
+
     id: uuid.UUID
+    """The hook's id (to unsubscribe)"""
     hookUrl: str
+    """URL that receives new ideas"""
     event: Literal["new_idea"]
+    """Always `new_idea`"""
 
 
-class AutomationUnsubscribed(_Out):
+class AutomationUnsubscribed(Out):
+    """The hook is removed."""
+
+    model_config = example({"success": True})
+
     success: Literal[True]
+    """Always true"""
