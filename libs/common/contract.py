@@ -38,6 +38,9 @@ class Route:
     automation: bool = False        # automation API: errors per its rules
     tags: tuple[str, ...] = ()
     description: str = ""
+    # Dotted paths to secrets in the success answer (e.g. "data.secret"): shown once, then
+    # masked in the answer an Idempotency-Key replay gives (CONTRACT section 10).
+    secret_fields: tuple[str, ...] = ()
 
     @property
     def aiohttp_path(self) -> str:

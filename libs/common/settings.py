@@ -100,6 +100,7 @@ class Settings:
     customers_port: int = 8082
     webhooks_port: int = 8083
     analytics_port: int = 8084
+    gateway_metrics_port: int = 8085  # the gateway's internal listener: /metrics only
     ideas_urls: tuple[str, ...] = ("http://127.0.0.1:8081",)
     customers_urls: tuple[str, ...] = ("http://127.0.0.1:8082",)
     webhooks_urls: tuple[str, ...] = ("http://127.0.0.1:8083",)
@@ -113,6 +114,10 @@ class Settings:
     db_pool_max: int = 10
     shutdown_timeout_s: float = 15.0
     key_cache_ttl_s: float = 2.0
+    key_cache_size: int = 10_000           # active keys kept (LRU)
+    key_negative_cache_size: int = 10_000  # unknown keys kept (LRU), apart from the active ones
+    http_keepalive_timeout_s: float = 75.0  # an idle kept-alive connection is closed after it
+    http_header_timeout_s: float = 10.0     # from a request's first byte to its complete head
     unauthenticated_rpm: int = 60
     export_per_hour: int = 10
     webhook_retry_schedule: tuple[float, ...] = field(
@@ -155,6 +160,7 @@ class Settings:
             customers_port=customers_port,
             webhooks_port=webhooks_port,
             analytics_port=analytics_port,
+            gateway_metrics_port=_int(e, "GATEWAY_METRICS_PORT", 8085, 0),
             ideas_urls=_urls(e, "IDEAS_URLS", ideas_port),
             customers_urls=_urls(e, "CUSTOMERS_URLS", customers_port),
             webhooks_urls=_urls(e, "WEBHOOKS_URLS", webhooks_port),
@@ -168,6 +174,10 @@ class Settings:
             db_pool_max=_int(e, "DB_POOL_MAX", 10, 1),
             shutdown_timeout_s=_float(e, "SHUTDOWN_TIMEOUT_S", 15.0),
             key_cache_ttl_s=_float(e, "KEY_CACHE_TTL_S", 2.0),
+            key_cache_size=_int(e, "KEY_CACHE_SIZE", 10_000, 1),
+            key_negative_cache_size=_int(e, "KEY_NEGATIVE_CACHE_SIZE", 10_000, 1),
+            http_keepalive_timeout_s=_float(e, "HTTP_KEEPALIVE_TIMEOUT_S", 75.0),
+            http_header_timeout_s=_float(e, "HTTP_HEADER_TIMEOUT_S", 10.0),
             unauthenticated_rpm=_int(e, "UNAUTHENTICATED_RPM", 60, 1),
             export_per_hour=_int(e, "EXPORT_PER_HOUR", 10, 1),
             webhook_retry_schedule=_schedule(e),

@@ -9,21 +9,21 @@ import aiohttp
 import structlog
 from aiohttp import web
 
+from libs.common.caller import H_REQUEST_ID
 from libs.common.contract import API, Route
-from libs.common.errors import (ApiError, InsufficientScope, InvalidKey, MethodNotAllowed,
-                                NotFound, PayloadTooLarge, PlanRequired, RateLimited,
-                                Unauthorized)
+from libs.common.errors import (ApiError, InsufficientScope, InvalidKey, NotFound,
+                                PayloadTooLarge, PlanRequired, RateLimited, Unauthorized)
 from libs.common.plans import GATED_PLANS
 from libs.common.settings import Settings
 from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, SETTINGS, create_app,
-                             json_response, pg_context)
+                             json_response, method_not_allowed, pg_context)
 
 from . import idempotency, ratelimit
-from .auth import KeyInfo, KeyStore, bearer_token
+from .auth import KeyInfo, KeyStore, bearer_token, key_digest
 from .openapi import openapi_handler
-from .proxy import Upstreams, forward, forward_headers, relay_whole
-from .upstream import UpstreamPool
+from .proxy import Relayed, Upstreams, forward_headers, read_body, relay_aiohttp, relay_lean
 from .routing import ROUTE_TABLE
+from .upstream import UpstreamPool
 
 KEYS = web.AppKey("keys", KeyStore)
 COUNTER = web.AppKey("counter", ratelimit.SharedCounter)
@@ -52,7 +52,7 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
     if path == OPENAPI_PATH:
         return await _limited_by_address(request, handler, None)
     try:
-        info = await app[KEYS].authenticate(bearer_token(request.headers.get("Authorization")))
+        info = await _authenticate(request)
     except (Unauthorized, InvalidKey) as err:
         return await _limited_by_address(request, handler, err)
     request[KEY] = info
@@ -67,7 +67,7 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
         err.headers = {**verdict.headers(), **err.headers}
         raise
     except web.HTTPMethodNotAllowed as err:
-        raise MethodNotAllowed(headers=verdict.headers()) from err
+        raise method_not_allowed(err, verdict.headers()) from err
     except web.HTTPNotFound as err:
         raise NotFound(headers=verdict.headers()) from err
     except web.HTTPRequestEntityTooLarge as err:
@@ -84,11 +84,30 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
     return response
 
 
+async def _authenticate(request: web.Request) -> KeyInfo:
+    """The caller's key: its format first, then the cache, then the database. A token that
+    cannot be a key is never looked up, nor is one this replica never saw as a key while the
+    client's address is past its unauthenticated window: a flood of invented keys costs no
+    lookups. (A key first used from such an address waits for the window's end.)"""
+    keys = request.app[KEYS]
+    digest = key_digest(bearer_token(request.headers.get("Authorization")))
+    info = keys.cached(digest)
+    if info is None:
+        if not keys.known(digest):
+            refused = request.app[COUNTER].known_full(
+                f"ip:{client_address(request)}", request.app[SETTINGS].unauthenticated_rpm, 60)
+            if refused is not None:
+                raise RateLimited("Too many unauthenticated requests",
+                                  headers=refused.headers())
+        info = await keys.lookup(digest)
+    return info
+
+
 async def _limited_by_address(request: web.Request, handler: Handler,
                               auth_error: ApiError | None) -> web.StreamResponse:
     s = request.app[SETTINGS]
     verdict = await request.app[COUNTER].hit(f"ip:{client_address(request)}",
-                                  s.unauthenticated_rpm, 60)
+                                             s.unauthenticated_rpm, 60)
     if not verdict.allowed:
         raise RateLimited("Too many unauthenticated requests", headers=verdict.headers())
     if auth_error is not None:
@@ -136,32 +155,30 @@ def route_handler(route: Route) -> Handler:
 async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
     app = request.app
     headers = forward_headers(request, request[KEY].internal_headers, request[REQUEST_ID])
-    extra = request[VERDICT].headers()
-    body = await request.read() if request.can_read_body else None
+    # On every answer, streamed ones too (whose headers leave before the middlewares see them).
+    extra = {**request[VERDICT].headers(), H_REQUEST_ID: request[REQUEST_ID]}
+    body = await read_body(request)
     target = app[UPSTREAMS].next(route.service)
 
-    async def whole() -> web.Response:
-        if target.lean:
-            return await relay_whole(app[POOL], request, target, headers, body, extra)
-        resp = await forward(app[PROXY_SESSION], request, target.base, headers, body, extra,
-                             buffer=True)
-        assert isinstance(resp, web.Response)
-        return resp
+    async def relay(keep: int = 0) -> Relayed:
+        if target.lean and not route.export:  # exports stream through aiohttp, whatever size
+            return await relay_lean(app[POOL], request, target, headers, body, extra, keep)
+        return await relay_aiohttp(app[PROXY_SESSION], request, target.base, headers, body,
+                                   extra, keep)
 
     key = request.headers.get(idempotency.HEADER)
     if request.method == "POST" and key is not None:
         idempotency.check_key(key)
         fingerprint = idempotency.request_hash(request.method, request.path_qs, body or b"")
         return await idempotency.run_once(app[PG_POOL], request[KEY].workspace_id, key,
-                                          fingerprint, extra, whole)
-    if route.export or not target.lean:  # exports stream, whatever their size
-        return await forward(app[PROXY_SESSION], request, target.base, headers, body, extra)
-    return await whole()
+                                          fingerprint, extra, relay, route.secret_fields)
+    return (await relay()).response
 
 
 async def _state(app: web.Application) -> AsyncIterator[None]:
     s = app[SETTINGS]
-    app[KEYS] = KeyStore(app[PG_POOL], s.key_cache_ttl_s, s.internal_token)
+    app[KEYS] = KeyStore(app[PG_POOL], s.key_cache_ttl_s, s.internal_token,
+                         s.key_cache_size, s.key_negative_cache_size)
     app[COUNTER] = ratelimit.SharedCounter(app[PG_POOL])
     app[UPSTREAMS] = Upstreams({"ideas": s.ideas_urls, "customers": s.customers_urls,
                                 "webhooks": s.webhooks_urls, "analytics": s.analytics_urls})
@@ -172,7 +189,8 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
         auto_decompress=False, skip_auto_headers=("User-Agent", "Accept-Encoding"),
     )
     app[PROXY_SESSION] = session
-    app[POOL] = UpstreamPool(connect_timeout=5.0, read_timeout=120.0)
+    app[POOL] = UpstreamPool(connect_timeout=5.0, read_timeout=120.0,
+                             idle_s=upstream_idle_s(s.http_keepalive_timeout_s))
     sweeper = asyncio.create_task(ratelimit.sweep_forever(app[PG_POOL]))
     yield
     sweeper.cancel()
@@ -181,11 +199,24 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
     await session.close()
 
 
+def upstream_idle_s(keepalive_s: float) -> float:
+    """How long an idle connection to a service may be reused: well inside the services'
+    keep-alive timeout (the same HTTP_KEEPALIVE_TIMEOUT_S), so that they never close one just
+    as it is reused; at most 30 s."""
+    return min(30.0, keepalive_s / 2)
+
+
 def create_gateway(settings: Settings) -> web.Application:
-    app = create_app(settings, "gateway", internal=False, middlewares=[gateway_middleware])
+    # The public listener: metrics on an internal listener of their own (CONTRACT section 11),
+    # and bodies as sent, so that `read_body` decides which encodings it takes.
+    app = create_app(settings, "gateway", internal=False, middlewares=[gateway_middleware],
+                     metrics=False, handler_args={"auto_decompress": False})
     app.cleanup_ctx.append(pg_context())
     app.cleanup_ctx.append(_state)
     app.router.add_get(OPENAPI_PATH, openapi_handler)
     for route in ROUTE_TABLE:
-        app.router.add_route(route.method, route.aiohttp_path, route_handler(route))
+        handler = route_handler(route)
+        app.router.add_route(route.method, route.aiohttp_path, handler)
+        if route.method == "GET":  # every GET also answers HEAD (CONTRACT section 3)
+            app.router.add_route("HEAD", route.aiohttp_path, handler)
     return app
