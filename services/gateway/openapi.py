@@ -22,11 +22,12 @@ ERROR_SCHEMA = {
     }},
 }
 ERROR_STATUSES = {
-    "400": "Invalid JSON or a field failed validation (`field` names it)",
+    "400": "Invalid JSON or a field failed validation (`field` names it; `Content-Encoding` "
+           "for a body in another encoding than gzip, deflate or identity)",
     "401": "Missing, malformed, invalid or revoked key",
     "403": "The key lacks the scope, or the plan lacks the feature",
     "404": "Not found in this workspace",
-    "405": "Method not allowed",
+    "405": "Method not allowed; `Allow` lists the path's methods",
     "409": "Conflict (duplicate, or an Idempotency-Key reused or in flight)",
     "413": "Body over 1 MiB",
     "422": "A resource limit is reached",
@@ -41,6 +42,16 @@ RATE_HEADERS = {
         ("RateLimit-Reset", "Seconds until the window resets"),
     )
 }
+
+
+ALLOW_HEADER = {"Allow": {"schema": {"type": "string"},
+                          "description": "The path's methods, e.g. `GET, HEAD, POST`"}}
+API_DESCRIPTION = (
+    "Ideas, votes, RICE, customers, roadmap, analytics, exports and signed webhooks. "
+    "Conventions: docs/api.md.\n\n"
+    "Every GET operation also answers HEAD: the same status and headers, without the body. "
+    "A request body may be sent with `Content-Encoding: gzip` or `deflate`; it is decoded "
+    "before it is read, and its decoded size counts against the 1 MiB limit.")
 
 
 class _Schemas:
@@ -110,6 +121,7 @@ def _operation(route: Route, schemas: _Schemas) -> dict[str, Any]:
     for status, desc in ERROR_STATUSES.items():
         responses.setdefault(status, {"description": desc, "content": {
             "application/json": {"schema": {"$ref": REF.format(model="Error")}}}})
+    responses["405"].setdefault("headers", {}).update(ALLOW_HEADER)
     op["responses"] = responses
     return op
 
@@ -148,8 +160,7 @@ def build_openapi(routes: tuple[Route, ...] = ROUTE_TABLE) -> dict[str, Any]:
     return _drop_null_defaults({
         "openapi": "3.1.0",
         "info": {"title": "Idea Management Service API", "version": "1.1.0",
-                 "description": "Ideas, votes, RICE, customers, roadmap, analytics, exports "
-                                "and signed webhooks. Conventions: docs/api.md."},
+                 "description": API_DESCRIPTION},
         "servers": [{"url": "/"}],
         "paths": paths,
         "components": {
