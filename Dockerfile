@@ -30,5 +30,5 @@ RUN groupadd --system --gid 10001 ims \
 COPY --from=build /opt/venv /opt/venv
 # Numeric, so that Kubernetes can verify runAsNonRoot without looking the name up.
 USER 10001:10001
-EXPOSE 8080 8081 8082 8083 8084
+EXPOSE 8080 8081 8082 8083 8084 8085
 CMD ["ims-gateway"]
