@@ -129,7 +129,6 @@ class System:
     def start(self) -> None:
         for svc in SERVICES:
             self.ports[svc] = [free_port() for _ in range(self.replicas.get(svc, 1))]
-        self.metrics_ports["gateway"] = [free_port() for _ in self.ports["gateway"]]
         LOG_DIR.mkdir(parents=True, exist_ok=True)
         for svc in SERVICES:
             for i in range(len(self.ports[svc])):
@@ -139,8 +138,11 @@ class System:
         env = self.env()
         port = str(self.ports[svc][i])
         env["GATEWAY_PORT" if svc == "gateway" else f"{svc.upper()}_PORT"] = port
-        if svc == "gateway":
-            env["GATEWAY_METRICS_PORT"] = str(self.metrics_ports["gateway"][i])
+        if svc == "gateway":  # its internal metrics listener, kept across restarts
+            metrics = self.metrics_ports.setdefault("gateway", [])
+            while len(metrics) <= i:
+                metrics.append(free_port())
+            env["GATEWAY_METRICS_PORT"] = str(metrics[i])
         log = open(LOG_DIR / f"{self.amqp_prefix}-{svc}-{i}.log", "ab")
         proc = subprocess.Popen([sys.executable, "-m", f"services.{svc}"], cwd=ROOT, env=env,
                                 stdout=log, stderr=subprocess.STDOUT)
