@@ -112,11 +112,6 @@ class KeyStore:
         _remember(self._known, digest, (expires, info), self.size)
         return info
 
-    async def authenticate(self, token: str) -> KeyInfo:
-        digest = key_digest(token)
-        info = self.cached(digest)
-        return info if info is not None else await self.lookup(digest)
-
     async def _load(self, digest: bytes) -> KeyInfo | None:
         async with db.cursor(self.pool) as cur:
             row = await db.fetchone(cur, """
