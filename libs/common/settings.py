@@ -133,6 +133,13 @@ class Settings:
     relay_interval_s: float = 0.5
 
     @property
+    def peer_idle_s(self) -> float:
+        """How long a client of our own services reuses an idle connection: well inside their
+        keep-alive timeout (the same HTTP_KEEPALIVE_TIMEOUT_S), so that a service never closes
+        one just as it is reused; at most 30 s."""
+        return min(30.0, self.http_keepalive_timeout_s / 2)
+
+    @property
     def insecure_defaults(self) -> bool:
         """True when a shared secret still has its development default."""
         return self.internal_token == _DEV_TOKEN or self.cursor_secret == _DEV_CURSOR_SECRET

@@ -288,7 +288,7 @@ def relay_context(schema: str) -> Callable[[web.Application], AsyncIterator[None
 async def http_context(app: web.Application) -> AsyncIterator[None]:
     """One outgoing client session per app, for calls to peers."""
     session = aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=200, keepalive_timeout=30),
+        connector=aiohttp.TCPConnector(limit=200, keepalive_timeout=app[SETTINGS].peer_idle_s),
         json_serialize=lambda o: dumps(o).decode(),
     )
     app[HTTP] = session

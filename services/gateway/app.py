@@ -183,27 +183,21 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
     app[UPSTREAMS] = Upstreams({"ideas": s.ideas_urls, "customers": s.customers_urls,
                                 "webhooks": s.webhooks_urls, "analytics": s.analytics_urls})
     session = aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=0, limit_per_host=256, keepalive_timeout=60,
+        connector=aiohttp.TCPConnector(limit=0, limit_per_host=256,
+                                       keepalive_timeout=s.peer_idle_s,
                                        ttl_dns_cache=300),
         timeout=aiohttp.ClientTimeout(total=None, sock_connect=5, sock_read=120),
         auto_decompress=False, skip_auto_headers=("User-Agent", "Accept-Encoding"),
     )
     app[PROXY_SESSION] = session
     app[POOL] = UpstreamPool(connect_timeout=5.0, read_timeout=120.0,
-                             idle_s=upstream_idle_s(s.http_keepalive_timeout_s))
+                             idle_s=s.peer_idle_s)
     sweeper = asyncio.create_task(ratelimit.sweep_forever(app[PG_POOL]))
     yield
     sweeper.cancel()
     await asyncio.gather(sweeper, return_exceptions=True)
     app[POOL].close()
     await session.close()
-
-
-def upstream_idle_s(keepalive_s: float) -> float:
-    """How long an idle connection to a service may be reused: well inside the services'
-    keep-alive timeout (the same HTTP_KEEPALIVE_TIMEOUT_S), so that they never close one just
-    as it is reused; at most 30 s."""
-    return min(30.0, keepalive_s / 2)
 
 
 def create_gateway(settings: Settings) -> web.Application:
