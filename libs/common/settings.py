@@ -6,6 +6,7 @@ that works on a laptop (CONTRACT section 1).
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from dataclasses import dataclass, field
@@ -79,6 +80,17 @@ def _schedule(env: dict[str, str]) -> tuple[float, ...]:
     return values
 
 
+def _networks(env: dict[str, str], name: str) -> tuple[str, ...]:
+    raw = env.get(name, "").strip()
+    nets = tuple(n.strip() for n in raw.split(",") if n.strip())
+    for net in nets:
+        try:
+            ipaddress.ip_network(net, strict=False)
+        except ValueError as err:
+            raise SettingsError(f"{name} must list addresses or CIDR ranges, got {net!r}") from err
+    return nets
+
+
 def _role(raw: str) -> str:
     # It becomes a connection option: a plain identifier only (empty disables it).
     if raw and not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", raw):
@@ -119,6 +131,7 @@ class Settings:
     http_keepalive_timeout_s: float = 75.0  # an idle kept-alive connection is closed after it
     http_header_timeout_s: float = 10.0     # from a request's first byte to its complete head
     unauthenticated_rpm: int = 60
+    trusted_proxies: tuple[str, ...] = ()  # whose X-Forwarded-For names the client (gateway)
     export_per_hour: int = 10
     webhook_retry_schedule: tuple[float, ...] = field(
         default=tuple(float(v) for v in DEFAULT_RETRY_SCHEDULE.split(","))
@@ -186,6 +199,7 @@ class Settings:
             http_keepalive_timeout_s=_float(e, "HTTP_KEEPALIVE_TIMEOUT_S", 75.0),
             http_header_timeout_s=_float(e, "HTTP_HEADER_TIMEOUT_S", 10.0),
             unauthenticated_rpm=_int(e, "UNAUTHENTICATED_RPM", 60, 1),
+            trusted_proxies=_networks(e, "TRUSTED_PROXIES"),
             export_per_hour=_int(e, "EXPORT_PER_HOUR", 10, 1),
             webhook_retry_schedule=_schedule(e),
             webhook_timeout_s=_float(e, "WEBHOOK_TIMEOUT_S", 10.0),

@@ -20,12 +20,14 @@ from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, SETTINGS, create_a
 
 from . import idempotency, ratelimit
 from .auth import KeyInfo, KeyStore, bearer_token, key_digest
+from .clients import ClientAddress
 from .openapi import openapi_handler
 from .proxy import Relayed, Upstreams, forward_headers, read_body, relay_aiohttp, relay_lean
 from .routing import ROUTE_TABLE
 from .upstream import UpstreamPool
 
 KEYS = web.AppKey("keys", KeyStore)
+CLIENT = web.AppKey("client_address", ClientAddress)
 COUNTER = web.AppKey("counter", ratelimit.SharedCounter)
 UPSTREAMS = web.AppKey("upstreams", Upstreams)
 PROXY_SESSION = web.AppKey("proxy_session", aiohttp.ClientSession)
@@ -39,7 +41,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def client_address(request: web.Request) -> str:
-    return request.remote or "unknown"
+    return request.app[CLIENT](request)
 
 
 @web.middleware
@@ -205,6 +207,7 @@ def create_gateway(settings: Settings) -> web.Application:
     # and bodies as sent, so that `read_body` decides which encodings it takes.
     app = create_app(settings, "gateway", internal=False, middlewares=[gateway_middleware],
                      metrics=False, handler_args={"auto_decompress": False})
+    app[CLIENT] = ClientAddress(settings.trusted_proxies)
     app.cleanup_ctx.append(pg_context())
     app.cleanup_ctx.append(_state)
     app.router.add_get(OPENAPI_PATH, openapi_handler)

@@ -87,6 +87,8 @@ class Upstream:
 RIG_ENV = {
     "HTTP_HEADER_TIMEOUT_S": "1", "HTTP_KEEPALIVE_TIMEOUT_S": "5",
     "KEY_CACHE_TTL_S": "10", "KEY_CACHE_SIZE": "2", "KEY_NEGATIVE_CACHE_SIZE": "3",
+    # 127.0.0.1 stands for a reverse proxy; other loopback addresses are clients of their own.
+    "TRUSTED_PROXIES": "127.0.0.1/32",
 }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import aiohttp
 
 from tests.support.api import Api, make_key
@@ -49,3 +51,26 @@ async def _limited_per_address(rig: GatewayRig, session: aiohttp.ClientSession) 
     # Health checks are never limited.
     async with rig.http.get(urls[0] + "/healthz") as h:
         assert h.status == 200
+
+
+async def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_window(
+        rig: GatewayRig) -> None:
+    """From a trusted proxy (127.0.0.1 in the rig) the client is the right-most X-Forwarded-For
+    entry: each client its own window, and nothing a client writes to the left counts. Another
+    peer's X-Forwarded-For is ignored."""
+    base = rig.system.gateway_urls()[0]
+    anon = Api(rig.http, base, "ims_live_" + "c" * 40, None)
+    a, b = (f"203.0.113.{n}" for n in random.sample(range(1, 255), 2))
+    await clear_of_window_edge(60, margin=10)
+    for _ in range(60):
+        r = await anon.get("/api/v1/automation/auth", headers={"X-Forwarded-For": a})
+        assert r.status == 401
+    for forwarded in (a, f"{b}, {a}", f"{b},{a}"):
+        r = await anon.get("/api/v1/automation/auth", headers={"X-Forwarded-For": forwarded})
+        assert r.status == 429, forwarded
+    r = await anon.get("/api/v1/automation/auth", headers={"X-Forwarded-For": f"{a}, {b}"})
+    assert r.status == 401 and rate_headers(r.headers)["RateLimit-Remaining"] == 59
+    async with from_own_address() as session:  # not a trusted proxy: its own address counts
+        direct = Api(session, base, "ims_live_" + "c" * 40, None)
+        r = await direct.get("/api/v1/automation/auth", headers={"X-Forwarded-For": a})
+        assert r.status == 401 and rate_headers(r.headers)["RateLimit-Remaining"] == 59
