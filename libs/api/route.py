@@ -66,6 +66,9 @@ class Route:
     tags: tuple[str, ...] = ()
     description: str = ""
     tool: Tool | None = None        # its MCP tool, if it has one
+    # Dotted paths to secrets in the success answer (e.g. "data.secret"): shown once, then
+    # masked in the answer an Idempotency-Key replay gives (CONTRACT section 10).
+    secret_fields: tuple[str, ...] = ()
 
     @property
     def aiohttp_path(self) -> str:

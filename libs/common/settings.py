@@ -6,6 +6,7 @@ that works on a laptop (CONTRACT section 1).
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from dataclasses import dataclass, field
@@ -86,6 +87,17 @@ def _schedule(env: dict[str, str]) -> tuple[float, ...]:
     return values
 
 
+def _networks(env: dict[str, str], name: str) -> tuple[str, ...]:
+    raw = env.get(name, "").strip()
+    nets = tuple(n.strip() for n in raw.split(",") if n.strip())
+    for net in nets:
+        try:
+            ipaddress.ip_network(net, strict=False)
+        except ValueError as err:
+            raise SettingsError(f"{name} must list addresses or CIDR ranges, got {net!r}") from err
+    return nets
+
+
 def _role(raw: str) -> str:
     # It becomes a connection option: a plain identifier only (empty disables it).
     if raw and not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", raw):
@@ -108,6 +120,7 @@ class Settings:
     webhooks_port: int = 8083
     analytics_port: int = 8084
     mcp_port: int = 8085
+    gateway_metrics_port: int = 8089  # the gateway's internal listener: /metrics only
     ideas_urls: tuple[str, ...] = ("http://127.0.0.1:8081",)
     customers_urls: tuple[str, ...] = ("http://127.0.0.1:8082",)
     webhooks_urls: tuple[str, ...] = ("http://127.0.0.1:8083",)
@@ -123,7 +136,12 @@ class Settings:
     db_pool_max: int = 10
     shutdown_timeout_s: float = 15.0
     key_cache_ttl_s: float = 2.0
+    key_cache_size: int = 10_000           # active keys kept (LRU)
+    key_negative_cache_size: int = 10_000  # unknown keys kept (LRU), apart from the active ones
+    http_keepalive_timeout_s: float = 75.0  # an idle kept-alive connection is closed after it
+    http_header_timeout_s: float = 10.0     # from a request's first byte to its complete head
     unauthenticated_rpm: int = 60
+    trusted_proxies: tuple[str, ...] = ()  # whose X-Forwarded-For names the client (gateway)
     export_per_hour: int = 10
     webhook_retry_schedule: tuple[float, ...] = field(
         default=tuple(float(v) for v in DEFAULT_RETRY_SCHEDULE.split(","))
@@ -146,6 +164,13 @@ class Settings:
     def cursor_secret(self) -> str:
         """The secret new cursors are signed with; every one of `cursor_secrets` verifies."""
         return self.cursor_secrets[0]
+
+    @property
+    def peer_idle_s(self) -> float:
+        """How long a client of our own services reuses an idle connection: well inside their
+        keep-alive timeout (the same HTTP_KEEPALIVE_TIMEOUT_S), so that a service never closes
+        one just as it is reused; at most 30 s."""
+        return min(30.0, self.http_keepalive_timeout_s / 2)
 
     @property
     def insecure_defaults(self) -> bool:
@@ -177,6 +202,7 @@ class Settings:
             webhooks_port=webhooks_port,
             analytics_port=analytics_port,
             mcp_port=mcp_port,
+            gateway_metrics_port=_int(e, "GATEWAY_METRICS_PORT", 8089, 0),
             ideas_urls=_urls(e, "IDEAS_URLS", ideas_port),
             customers_urls=_urls(e, "CUSTOMERS_URLS", customers_port),
             webhooks_urls=_urls(e, "WEBHOOKS_URLS", webhooks_port),
@@ -191,7 +217,12 @@ class Settings:
             db_pool_max=_int(e, "DB_POOL_MAX", 10, 1),
             shutdown_timeout_s=_float(e, "SHUTDOWN_TIMEOUT_S", 15.0),
             key_cache_ttl_s=_float(e, "KEY_CACHE_TTL_S", 2.0),
+            key_cache_size=_int(e, "KEY_CACHE_SIZE", 10_000, 1),
+            key_negative_cache_size=_int(e, "KEY_NEGATIVE_CACHE_SIZE", 10_000, 1),
+            http_keepalive_timeout_s=_float(e, "HTTP_KEEPALIVE_TIMEOUT_S", 75.0),
+            http_header_timeout_s=_float(e, "HTTP_HEADER_TIMEOUT_S", 10.0),
             unauthenticated_rpm=_int(e, "UNAUTHENTICATED_RPM", 60, 1),
+            trusted_proxies=_networks(e, "TRUSTED_PROXIES"),
             export_per_hour=_int(e, "EXPORT_PER_HOUR", 10, 1),
             webhook_retry_schedule=_schedule(e),
             webhook_timeout_s=_float(e, "WEBHOOK_TIMEOUT_S", 10.0),

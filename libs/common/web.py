@@ -26,6 +26,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_
 from . import db
 from .caller import H_REQUEST_ID, H_TOKEN, Caller, caller_from_headers
 from .errors import ApiError, MethodNotAllowed, NotFound, PayloadTooLarge, Unauthorized
+from .listener import Runner
 from .messaging import Broker, Consumer, Handler, OutboxRelay
 from .settings import Settings
 from .tasks import raise_if_cancelled
@@ -57,11 +58,6 @@ def dumps(data: Any) -> bytes:
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(body=dumps(data), status=status, headers=headers,
                         content_type="application/json")
-
-
-def allow_header(exc: web.HTTPMethodNotAllowed) -> dict[str, str]:
-    """The `Allow` header of a 405: the methods the path answers."""
-    return {"Allow": ", ".join(sorted(exc.allowed_methods))}
 
 
 def data_response(data: Any, status: int = 200) -> web.Response:
@@ -129,7 +125,7 @@ async def error_middleware(request: web.Request, handler: Callable[[web.Request]
     except web.HTTPRequestEntityTooLarge:
         return error_response(PayloadTooLarge(), request_id)
     except web.HTTPMethodNotAllowed as exc:
-        return error_response(MethodNotAllowed(headers=allow_header(exc)), request_id)
+        return error_response(method_not_allowed(exc), request_id)
     except web.HTTPNotFound:
         return error_response(NotFound(), request_id)
     except web.HTTPException as exc:
@@ -141,6 +137,13 @@ async def error_middleware(request: web.Request, handler: Callable[[web.Request]
     except Exception:
         log.exception("unhandled_error", method=request.method, path=request.path)
         return error_response(ApiError(f"Internal server error (request {request_id})"), request_id)
+
+
+def method_not_allowed(exc: web.HTTPMethodNotAllowed,
+                       headers: dict[str, str] | None = None) -> MethodNotAllowed:
+    """405 with `Allow` listing the path's methods (docs/api.md)."""
+    allow = ", ".join(sorted(exc.allowed_methods))
+    return MethodNotAllowed(headers={**(headers or {}), "Allow": allow})
 
 
 def internal_auth_middleware(tokens: tuple[str, ...]) -> Callable[..., Awaitable[web.StreamResponse]]:
@@ -181,7 +184,7 @@ async def readyz(request: web.Request) -> web.Response:
                          status=200 if ok else 503)
 
 
-async def metrics(_: web.Request) -> web.Response:
+async def metrics_handler(_: web.Request) -> web.Response:
     resp = web.Response(body=generate_latest())
     resp.content_type = CONTENT_TYPE_LATEST.split(";")[0]
     return resp
@@ -297,7 +300,7 @@ def relay_context(schema: str) -> Callable[[web.Application], AsyncIterator[None
 async def http_context(app: web.Application) -> AsyncIterator[None]:
     """One outgoing client session per app, for calls to peers."""
     session = aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=200, keepalive_timeout=30),
+        connector=aiohttp.TCPConnector(limit=200, keepalive_timeout=app[SETTINGS].peer_idle_s),
         json_serialize=lambda o: dumps(o).decode(),
     )
     app[HTTP] = session
@@ -306,18 +309,32 @@ async def http_context(app: web.Application) -> AsyncIterator[None]:
 
 
 def create_app(settings: Settings, process: str, *, internal: bool = True,
-               middlewares: Iterable[Any] = ()) -> web.Application:
-    """A bare application with the shared middlewares and the open endpoints."""
+               middlewares: Iterable[Any] = (), metrics: bool = True,
+               handler_args: dict[str, Any] | None = None) -> web.Application:
+    """A bare application with the shared middlewares and the open endpoints.
+
+    `metrics=False` leaves `/metrics` out: a public listener serves its metrics on an internal
+    listener of its own instead (`run(..., metrics_port=...)`). `handler_args` go to aiohttp's
+    connection handler (the gateway turns off its automatic decompression of bodies).
+    """
     mws: list[Any] = [context_middleware, error_middleware]
     if internal:
         mws.append(internal_auth_middleware(settings.internal_tokens))
     mws.extend(middlewares)
-    app = web.Application(middlewares=mws, client_max_size=MAX_BODY)
+    app = web.Application(middlewares=mws, client_max_size=MAX_BODY, handler_args=handler_args)
     app[SETTINGS] = settings
     app[PROCESS] = process
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
-    app.router.add_get("/metrics", metrics)
+    if metrics:
+        app.router.add_get("/metrics", metrics_handler)
+    return app
+
+
+def metrics_app() -> web.Application:
+    """The internal listener of a process whose main listener is public: `/metrics` only."""
+    app = web.Application(middlewares=[error_middleware])
+    app.router.add_get("/metrics", metrics_handler)
     return app
 
 
@@ -346,36 +363,55 @@ def dump_tasks() -> None:
         log.warning("task_dump", task=task.get_name(), coro=repr(task.get_coro()), stack=frames)
 
 
-async def serve(app: web.Application, host: str, port: int) -> None:
+def _runner(app: web.Application, settings: Settings) -> Runner:
+    return Runner(app, handle_signals=False, access_log=None,
+                  shutdown_timeout=settings.shutdown_timeout_s,
+                  keepalive_timeout=settings.http_keepalive_timeout_s,
+                  head_timeout=settings.http_header_timeout_s)
+
+
+async def serve(app: web.Application, host: str, port: int,
+                metrics_port: int | None = None) -> None:
     """Start, serve until SIGTERM or SIGINT, then shut down within the configured timeout.
 
     The signals only set an event, and they are caught from before start-up: a stop asked for
     while the process is still starting is honoured as soon as it has started, never lost.
+    With `metrics_port`, `/metrics` is served there, on `SERVICE_HOST`, by a listener of its own.
     """
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     loop.add_signal_handler(signal.SIGUSR1, dump_tasks)
-    runner = web.AppRunner(app, handle_signals=False, access_log=None,
-                           shutdown_timeout=app[SETTINGS].shutdown_timeout_s)
-    await runner.setup()
+    settings = app[SETTINGS]
+    runners = [_runner(app, settings)]
+    if metrics_port is not None:
+        runners.append(_runner(metrics_app(), settings))
     try:
-        await web.TCPSite(runner, host, port).start()
-        log.info("serving", process=app[PROCESS], host=host, port=port)
+        for runner in runners:
+            await runner.setup()
+        await web.TCPSite(runners[0], host, port).start()
+        if metrics_port is not None:
+            await web.TCPSite(runners[1], settings.service_host, metrics_port).start()
+        log.info("serving", process=app[PROCESS], host=host, port=port, metrics_port=metrics_port)
         await stop.wait()
         log.info("stopping", process=app[PROCESS])
     finally:
-        budget = app[SETTINGS].shutdown_timeout_s + 10
+        budget = settings.shutdown_timeout_s + 10
         try:
-            await asyncio.wait_for(runner.cleanup(), budget)
+            await asyncio.wait_for(_cleanup(runners), budget)
         except asyncio.TimeoutError:
             dump_tasks()  # say what held the shutdown up, then leave anyway
             log.error("shutdown_timeout", budget_s=budget)
             raise SystemExit(1) from None
 
 
-def run(app: web.Application, host: str, port: int) -> None:
+async def _cleanup(runners: list[Runner]) -> None:
+    for runner in runners:  # the main listener first: its requests finish while metrics answer
+        await runner.cleanup()
+
+
+def run(app: web.Application, host: str, port: int, metrics_port: int | None = None) -> None:
     """The process's main: uvloop when available, `serve` until told to stop."""
     settings = app[SETTINGS]
     log.info("starting", process=app[PROCESS], host=host, port=port)
@@ -384,7 +420,7 @@ def run(app: web.Application, host: str, port: int) -> None:
     try:
         import uvloop
 
-        uvloop.run(serve(app, host, port))
+        uvloop.run(serve(app, host, port, metrics_port))
     except ImportError:
-        asyncio.run(serve(app, host, port))
+        asyncio.run(serve(app, host, port, metrics_port))
     log.info("stopped", process=app[PROCESS])

@@ -6,6 +6,9 @@ REPLICAS=N runs N of each HTTP process. Replica i of a process listens on its ba
     gateway-0 8080  ideas-0 8081  customers-0 8082  webhooks-0 8083  analytics-0 8084  mcp-0 8085
     gateway-1 8090  ideas-1 8091  customers-1 8092  webhooks-1 8093  analytics-1 8094  mcp-1 8095
 
+The gateway also serves its metrics on an internal listener (GATEWAY_METRICS_PORT, 8089, on
+SERVICE_HOST), replica i on 8089 + 10 * i.
+
 Every process gets the full IDEAS_URLS, CUSTOMERS_URLS, WEBHOOKS_URLS, ANALYTICS_URLS and
 MCP_URLS lists (one base URL per replica; a list already in the environment is kept as it is) and the
 same INTERNAL_TOKEN and CURSOR_SECRET (see load_secrets).
@@ -33,10 +36,12 @@ class Service:
     port_var: str
     default_port: int
     urls_var: str | None  # how the others find it; None for the gateway, which nothing calls
+    metrics_port_var: str | None = None  # an internal listener for /metrics (the gateway's)
+    default_metrics_port: int = 0
 
 
 SERVICES = (
-    Service("gateway", "ims-gateway", "GATEWAY_PORT", 8080, None),
+    Service("gateway", "ims-gateway", "GATEWAY_PORT", 8080, None, "GATEWAY_METRICS_PORT", 8089),
     Service("ideas", "ims-ideas", "IDEAS_PORT", 8081, "IDEAS_URLS"),
     Service("customers", "ims-customers", "CUSTOMERS_PORT", 8082, "CUSTOMERS_URLS"),
     Service("webhooks", "ims-webhooks", "WEBHOOKS_PORT", 8083, "WEBHOOKS_URLS"),
@@ -52,10 +57,15 @@ class Process:
     bind_host: str
     port: int
     env: dict[str, str] = field(hash=False)  # set on top of the supervisor's environment
+    metrics: tuple[str, int] | None = None  # (host, port) of its internal metrics listener
 
     @property
     def ready_url(self) -> str:
         return f"http://{url_host(self.bind_host)}:{self.port}/readyz"
+
+    def listeners(self) -> list[tuple[str, int]]:
+        """Every (host, port) the process listens on."""
+        return [(self.bind_host, self.port)] + ([self.metrics] if self.metrics else [])
 
 
 def _int(environ: Mapping[str, str], name: str, default: int) -> int:
@@ -118,7 +128,13 @@ def plan(environ: Mapping[str, str], venv_bin: Path) -> list[Process]:
             env = {**shared, service.port_var: str(port)}
             argv = (str(venv_bin / service.entry_point),)
             host = bind_host(service, environ)
-            processes.append(Process(f"{service.name}-{replica}", argv, host, port, env))
+            metrics = None
+            if service.metrics_port_var is not None:
+                metrics_port = (_int(environ, service.metrics_port_var, service.default_metrics_port)
+                                + REPLICA_PORT_STEP * replica)
+                env[service.metrics_port_var] = str(metrics_port)
+                metrics = (environ.get("SERVICE_HOST") or "127.0.0.1", metrics_port)
+            processes.append(Process(f"{service.name}-{replica}", argv, host, port, env, metrics))
     _check_ports(processes)
     return processes
 
@@ -126,14 +142,15 @@ def plan(environ: Mapping[str, str], venv_bin: Path) -> list[Process]:
 def _check_ports(processes: list[Process]) -> None:
     seen: dict[int, str] = {}
     for process in processes:
-        if not 0 < process.port < 65536:
-            raise DevenvError(f"{process.name} would listen on port {process.port}, out of range")
-        if process.port in seen:
-            raise DevenvError(
-                f"{process.name} and {seen[process.port]} would both listen on port "
-                f"{process.port}: the base ports must differ and replicas use base + 10 * i"
-            )
-        seen[process.port] = process.name
+        for _, port in process.listeners():
+            if not 0 < port < 65536:
+                raise DevenvError(f"{process.name} would listen on port {port}, out of range")
+            if port in seen:
+                raise DevenvError(
+                    f"{process.name} and {seen[port]} would both listen on port "
+                    f"{port}: the base ports must differ and replicas use base + 10 * i"
+                )
+            seen[port] = process.name
 
 
 def read_env_file(path: Path) -> dict[str, str]:

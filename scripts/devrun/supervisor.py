@@ -86,16 +86,15 @@ def busy_ports(processes: list[Process]) -> list[str]:
     """The listeners already taken, say by another `make run`; found before anything starts."""
     busy = []
     for process in processes:
-        try:
-            info = socket.getaddrinfo(
-                process.bind_host or None, process.port, type=socket.SOCK_STREAM
-            )
-            family, kind, _, _, address = info[0]
-            with socket.socket(family, kind) as sock:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                sock.bind(address)
-        except OSError:
-            busy.append(f"{process.name} ({process.bind_host}:{process.port})")
+        for host, port in process.listeners():
+            try:
+                info = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM)
+                family, kind, _, _, address = info[0]
+                with socket.socket(family, kind) as sock:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                    sock.bind(address)
+            except OSError:
+                busy.append(f"{process.name} ({host}:{port})")
     return busy
 
 

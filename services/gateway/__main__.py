@@ -10,7 +10,8 @@ from .app import create_gateway
 def main() -> None:
     settings = Settings.from_env()
     configure_logging(settings.log_format, settings.log_level, "gateway")
-    run(create_gateway(settings), settings.gateway_host, settings.gateway_port)
+    run(create_gateway(settings), settings.gateway_host, settings.gateway_port,
+        metrics_port=settings.gateway_metrics_port)
 
 
 if __name__ == "__main__":

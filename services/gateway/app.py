@@ -9,25 +9,26 @@ import aiohttp
 import structlog
 from aiohttp import web
 
-from libs.api.route import API, Route
-from libs.common.errors import (ApiError, InsufficientScope, InvalidKey, MethodNotAllowed,
-                                NotFound, PayloadTooLarge, PlanRequired, RateLimited,
-                                Unauthorized)
 from libs.api.plans import GATED_PLANS
+from libs.api.route import API, Route
+from libs.api.table import ROUTE_TABLE
 from libs.common.caller import H_REQUEST_ID
+from libs.common.errors import (ApiError, InsufficientScope, InvalidKey, NotFound,
+                                PayloadTooLarge, PlanRequired, RateLimited, Unauthorized)
 from libs.common.settings import Settings
-from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, SETTINGS, allow_header,
-                             create_app, json_response, pg_context)
+from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, SETTINGS, create_app,
+                             json_response, method_not_allowed, pg_context)
 
 from . import idempotency, ratelimit
-from .auth import KeyInfo, KeyStore, bearer_token
+from .auth import KeyInfo, KeyStore, bearer_token, key_digest
+from .clients import ClientAddress
 from .docs import setup_docs
 from .openapi import openapi_handler
-from .proxy import Upstreams, forward, forward_headers, relay_whole
+from .proxy import Relayed, Upstreams, forward_headers, read_body, relay_aiohttp, relay_lean
 from .upstream import UpstreamPool
-from libs.api.table import ROUTE_TABLE
 
 KEYS = web.AppKey("keys", KeyStore)
+CLIENT = web.AppKey("client_address", ClientAddress)
 COUNTER = web.AppKey("counter", ratelimit.SharedCounter)
 UPSTREAMS = web.AppKey("upstreams", Upstreams)
 PROXY_SESSION = web.AppKey("proxy_session", aiohttp.ClientSession)
@@ -41,7 +42,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def client_address(request: web.Request) -> str:
-    return request.remote or "unknown"
+    return request.app[CLIENT](request)
 
 
 @web.middleware
@@ -54,7 +55,7 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
     if path == OPENAPI_PATH:
         return await _limited_by_address(request, handler, None)
     try:
-        info = await app[KEYS].authenticate(bearer_token(request.headers.get("Authorization")))
+        info = await _authenticate(request)
     except (Unauthorized, InvalidKey) as err:
         return await _limited_by_address(request, handler, err)
     request[KEY] = info
@@ -69,7 +70,7 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
         err.headers = {**verdict.headers(), **err.headers}
         raise
     except web.HTTPMethodNotAllowed as err:
-        raise MethodNotAllowed(headers={**verdict.headers(), **allow_header(err)}) from err
+        raise method_not_allowed(err, verdict.headers()) from err
     except web.HTTPNotFound as err:
         raise NotFound(headers=verdict.headers()) from err
     except web.HTTPRequestEntityTooLarge as err:
@@ -86,11 +87,30 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
     return response
 
 
+async def _authenticate(request: web.Request) -> KeyInfo:
+    """The caller's key: its format first, then the cache, then the database. A token that
+    cannot be a key is never looked up, nor is one this replica never saw as a key while the
+    client's address is past its unauthenticated window: a flood of invented keys costs no
+    lookups. (A key first used from such an address waits for the window's end.)"""
+    keys = request.app[KEYS]
+    digest = key_digest(bearer_token(request.headers.get("Authorization")))
+    info = keys.cached(digest)
+    if info is None:
+        if not keys.known(digest):
+            refused = request.app[COUNTER].known_full(
+                f"ip:{client_address(request)}", request.app[SETTINGS].unauthenticated_rpm, 60)
+            if refused is not None:
+                raise RateLimited("Too many unauthenticated requests",
+                                  headers=refused.headers())
+        info = await keys.lookup(digest)
+    return info
+
+
 async def _limited_by_address(request: web.Request, handler: Handler,
                               auth_error: ApiError | None) -> web.StreamResponse:
     s = request.app[SETTINGS]
     verdict = await request.app[COUNTER].hit(f"ip:{client_address(request)}",
-                                  s.unauthenticated_rpm, 60)
+                                             s.unauthenticated_rpm, 60)
     if not verdict.allowed:
         raise RateLimited("Too many unauthenticated requests", headers=verdict.headers())
     if auth_error is not None:
@@ -138,45 +158,44 @@ def route_handler(route: Route) -> Handler:
 async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
     app = request.app
     headers = forward_headers(request, request[KEY].internal_headers, request[REQUEST_ID])
-    # A streamed answer is sent before the request-id middleware sees it: it rides along here.
+    # On every answer, streamed ones too (whose headers leave before the middlewares see them).
     extra = {**request[VERDICT].headers(), H_REQUEST_ID: request[REQUEST_ID]}
-    body = await request.read() if request.can_read_body else None
+    body = await read_body(request)
     target = app[UPSTREAMS].next(route.service)
 
-    async def whole() -> web.Response:
-        if target.lean:
-            return await relay_whole(app[POOL], request, target, headers, body, extra)
-        resp = await forward(app[PROXY_SESSION], request, target.base, headers, body, extra,
-                             buffer=True)
-        assert isinstance(resp, web.Response)
-        return resp
+    async def relay(keep: int = 0) -> Relayed:
+        if target.lean and not route.export:  # exports stream through aiohttp, whatever size
+            return await relay_lean(app[POOL], request, target, headers, body, extra, keep)
+        return await relay_aiohttp(app[PROXY_SESSION], request, target.base, headers, body,
+                                   extra, keep)
 
     key = request.headers.get(idempotency.HEADER)
     if request.method == "POST" and key is not None:
         idempotency.check_key(key)
         fingerprint = idempotency.request_hash(request.method, request.path_qs, body or b"")
         return await idempotency.run_once(app[PG_POOL], request[KEY].workspace_id, key,
-                                          fingerprint, extra, whole)
-    if route.export or not target.lean:  # exports stream, whatever their size
-        return await forward(app[PROXY_SESSION], request, target.base, headers, body, extra)
-    return await whole()
+                                          fingerprint, extra, relay, route.secret_fields)
+    return (await relay()).response
 
 
 async def _state(app: web.Application) -> AsyncIterator[None]:
     s = app[SETTINGS]
-    app[KEYS] = KeyStore(app[PG_POOL], s.key_cache_ttl_s, s.internal_token)
+    app[KEYS] = KeyStore(app[PG_POOL], s.key_cache_ttl_s, s.internal_token,
+                         s.key_cache_size, s.key_negative_cache_size)
     app[COUNTER] = ratelimit.SharedCounter(app[PG_POOL])
     app[UPSTREAMS] = Upstreams({"ideas": s.ideas_urls, "customers": s.customers_urls,
                                 "webhooks": s.webhooks_urls, "analytics": s.analytics_urls,
                                 "mcp": s.mcp_urls})
     session = aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=0, limit_per_host=256, keepalive_timeout=60,
+        connector=aiohttp.TCPConnector(limit=0, limit_per_host=256,
+                                       keepalive_timeout=s.peer_idle_s,
                                        ttl_dns_cache=300),
         timeout=aiohttp.ClientTimeout(total=None, sock_connect=5, sock_read=120),
         auto_decompress=False, skip_auto_headers=("User-Agent", "Accept-Encoding"),
     )
     app[PROXY_SESSION] = session
-    app[POOL] = UpstreamPool(connect_timeout=5.0, read_timeout=120.0)
+    app[POOL] = UpstreamPool(connect_timeout=5.0, read_timeout=120.0,
+                             idle_s=s.peer_idle_s)
     sweeper = asyncio.create_task(ratelimit.sweep_forever(app[PG_POOL]))
     yield
     sweeper.cancel()
@@ -186,11 +205,18 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
 
 
 def create_gateway(settings: Settings) -> web.Application:
-    app = create_app(settings, "gateway", internal=False, middlewares=[gateway_middleware])
+    # The public listener: metrics on an internal listener of their own (CONTRACT section 11),
+    # and bodies as sent, so that `read_body` decides which encodings it takes.
+    app = create_app(settings, "gateway", internal=False, middlewares=[gateway_middleware],
+                     metrics=False, handler_args={"auto_decompress": False})
+    app[CLIENT] = ClientAddress(settings.trusted_proxies)
     app.cleanup_ctx.append(pg_context())
     app.cleanup_ctx.append(_state)
     app.router.add_get(OPENAPI_PATH, openapi_handler)
     setup_docs(app, OPENAPI_PATH)
     for route in ROUTE_TABLE:
-        app.router.add_route(route.method, route.aiohttp_path, route_handler(route))
+        handler = route_handler(route)
+        app.router.add_route(route.method, route.aiohttp_path, handler)
+        if route.method == "GET":  # every GET also answers HEAD (docs/api.md)
+            app.router.add_route("HEAD", route.aiohttp_path, handler)
     return app

@@ -1,14 +1,25 @@
 """Key authentication: bearer token -> active key of a workspace, looked up by hash, cached briefly.
 
 A revoked key stops working within `KEY_CACHE_TTL_S` (2 s by default; the contract allows 5 s).
+
+A token that cannot be a key (CONTRACT section 2: `ims_live_` or `ims_test_` and 32 or more
+base62 characters; more than 128 are not issued) is refused before it is hashed or looked up.
+Lookups are cached in two bounded LRU caches: active keys (`KEY_CACHE_SIZE`) and unknown ones
+(`KEY_NEGATIVE_CACHE_SIZE`), so that a flood of invented keys can only push other invented
+keys out, never a key in use. An active key's entry answers for `KEY_CACHE_TTL_S`; after that
+it is looked up again, and until then it is still known as a key (the gateway looks up a known
+key even for an address that is past its unauthenticated window).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TypeVar
 
 import aiopg
 
@@ -17,7 +28,9 @@ from libs.common.caller import H_REQUEST_ID, Caller
 from libs.common.errors import InvalidKey, Unauthorized
 from libs.api.plans import RATE_PER_MINUTE
 
-_CACHE_MAX = 50_000
+_V = TypeVar("_V")
+
+_KEY_FORMAT = re.compile(r"ims_(?:live|test)_[A-Za-z0-9]{32,128}")
 
 
 @dataclass(frozen=True)
@@ -46,24 +59,57 @@ def bearer_token(header: str | None) -> str:
     return token
 
 
-class KeyStore:
-    def __init__(self, pool: aiopg.Pool, ttl: float, internal_token: str) -> None:
-        self.pool, self.ttl, self.token = pool, ttl, internal_token
-        self._cache: dict[bytes, tuple[float, KeyInfo | None]] = {}
+def key_digest(token: str) -> bytes:
+    """The SHA-256 a key is stored under, or 401 invalid_key for a token that is no key."""
+    if _KEY_FORMAT.fullmatch(token) is None:  # also refuses every non-ASCII character
+        raise InvalidKey()
+    return hashlib.sha256(token.encode("ascii")).digest()
 
-    async def authenticate(self, token: str) -> KeyInfo:
-        digest = hashlib.sha256(token.encode()).digest()
+
+class KeyStore:
+    """Active keys by digest, looked up in the database and cached (see the module docstring).
+
+    `cached` answers from memory only; `lookup` asks the database and remembers the answer.
+    Both caches are `OrderedDict`s used as LRUs: a hit moves to the end, the oldest entry
+    leaves at the front, each in O(1).
+    """
+
+    def __init__(self, pool: aiopg.Pool, ttl: float, internal_token: str,
+                 size: int = 10_000, negative_size: int = 10_000) -> None:
+        self.pool, self.ttl, self.token = pool, ttl, internal_token
+        self.size, self.negative_size = size, negative_size
+        self._known: OrderedDict[bytes, tuple[float, KeyInfo]] = OrderedDict()
+        self._unknown: OrderedDict[bytes, float] = OrderedDict()
+
+    def cached(self, digest: bytes) -> KeyInfo | None:
+        """The cached key, None when the cache does not know it (any more); 401 for a known
+        unknown key. An expired entry stays (see `known`) until a lookup replaces it."""
         now = time.monotonic()
-        hit = self._cache.get(digest)
-        if hit is not None and hit[0] > now:
-            info = hit[1]
-        else:
-            info = await self._load(digest)
-            if len(self._cache) >= _CACHE_MAX:
-                self._cache.clear()
-            self._cache[digest] = (now + self.ttl, info)
+        hit = self._known.get(digest)
+        if hit is not None:
+            self._known.move_to_end(digest)
+            return hit[1] if hit[0] > now else None
+        expires = self._unknown.get(digest)
+        if expires is not None:
+            if expires > now:
+                self._unknown.move_to_end(digest)
+                raise InvalidKey()
+            del self._unknown[digest]
+        return None
+
+    def known(self, digest: bytes) -> bool:
+        """Whether this digest was an active key at its last lookup (however long ago)."""
+        return digest in self._known
+
+    async def lookup(self, digest: bytes) -> KeyInfo:
+        """The active key with this digest from the database (then cached), or 401."""
+        info = await self._load(digest)
+        expires = time.monotonic() + self.ttl
         if info is None:
+            self._known.pop(digest, None)
+            _remember(self._unknown, digest, expires, self.negative_size)
             raise InvalidKey()
+        _remember(self._known, digest, (expires, info), self.size)
         return info
 
     async def _load(self, digest: bytes) -> KeyInfo | None:
@@ -89,3 +135,10 @@ class KeyStore:
             rate_limit=row["rate_limit_per_minute"] or RATE_PER_MINUTE[row["plan"]],
             bucket=f"ws:{row['workspace_id']}", internal_headers=internal,
         )
+
+
+def _remember(cache: OrderedDict[bytes, _V], digest: bytes, value: _V, size: int) -> None:
+    cache[digest] = value
+    cache.move_to_end(digest)
+    while len(cache) > size:
+        cache.popitem(last=False)

@@ -2,7 +2,12 @@
 
 The key is claimed with an insert (`in_flight`); a concurrent repeat finds the claim and gets
 409, whichever gateway replica it reaches. The finished answer is stored unless it is a 5xx
-(then the claim is dropped, so the client may retry).
+(then the claim is dropped, so the client may retry). A secret in the answer (the route's
+`secret_fields`) is stored masked: the replay shows it as any later read does.
+
+An answer is kept for storing up to `STORE_LIMIT` bytes while it is relayed. No answer the
+contract describes comes near it (the largest, a batch of 100 ideas, stays under 3 MiB); one
+that is larger, or that broke off, is not stored and frees the key, as a 5xx does.
 """
 
 from __future__ import annotations
@@ -15,15 +20,23 @@ from collections.abc import Awaitable, Callable
 import aiopg
 import orjson
 import psycopg2
+import structlog
 from aiohttp import web
 from multidict import CIMultiDict
 
 from libs.common import db
 from libs.common.errors import Conflict, ValidationFailed
+from libs.common.masking import mask_fields
+
+from .proxy import Relayed
 
 HEADER = "Idempotency-Key"
+STORE_LIMIT = 8 << 20
+log = structlog.get_logger("idempotency")
+# Per-request headers, and the framing of the first answer (a replay is framed anew).
 _REPLAY_DROP = frozenset({"x-request-id", "ratelimit-limit", "ratelimit-remaining",
-                          "ratelimit-reset", "retry-after"})
+                          "ratelimit-reset", "retry-after", "content-length", "transfer-encoding",
+                          "connection", "date", "server"})
 
 
 def check_key(key: str) -> str:
@@ -38,8 +51,9 @@ def request_hash(method: str, path: str, body: bytes) -> bytes:
 
 
 async def run_once(pool: aiopg.Pool, workspace_id: uuid.UUID, key: str, fingerprint: bytes,
-                   extra_headers: dict[str, str],
-                   call: Callable[[], Awaitable[web.Response]]) -> web.Response:
+                   extra_headers: dict[str, str], call: Callable[[int], Awaitable[Relayed]],
+                   secret_fields: tuple[str, ...] = ()) -> web.StreamResponse:
+    """Run `call` (which relays the request, keeping up to the bytes it is given) once per key."""
     async with db.cursor(pool) as cur:
         # An expired record (older than 24 h) is as good as none; so is a claim whose
         # gateway died mid-request (no request lives 5 minutes: the proxy reads time out).
@@ -61,29 +75,43 @@ async def run_once(pool: aiopg.Pool, workspace_id: uuid.UUID, key: str, fingerpr
     if not claimed:
         return _replay(row, fingerprint, extra_headers)
     try:
-        response = await call()
+        relayed = await call(STORE_LIMIT)
     except BaseException:
         await asyncio.shield(_release(pool, workspace_id, key))
         raise
-    if response.status >= 500:
+    response = relayed.response
+    if response.status >= 500 or relayed.body is None:
+        if relayed.body is None:
+            log.warning("idempotent_answer_not_stored", status=response.status)
         await _release(pool, workspace_id, key)
         return response
     # Pairs, not a dict: a header may repeat, and multidict's keys are not plain strings.
     stored = [[str(k), v] for k, v in response.headers.items() if k.lower() not in _REPLAY_DROP]
+    body = _masked(relayed.body, secret_fields) if response.status < 300 else relayed.body
     try:
         async with db.cursor(pool) as cur:
             await cur.execute("""
                 UPDATE gateway.idempotency_keys SET state = 'done', response_status = %s,
                        response_headers = %s, response_body = %s
                  WHERE workspace_id = %s AND key = %s""",
-                (response.status, orjson.dumps(stored).decode(),
-                 psycopg2.Binary(response.body or b""), workspace_id, key))
+                (response.status, orjson.dumps(stored).decode(), psycopg2.Binary(body),
+                 workspace_id, key))
     except BaseException:
         # The answer happened but could not be kept: free the key rather than leave it
         # in flight for a day; the client still gets the answer.
         await asyncio.shield(_release(pool, workspace_id, key))
         raise
     return response
+
+
+def _masked(body: bytes, secret_fields: tuple[str, ...]) -> bytes:
+    if not secret_fields:
+        return body
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return body
+    return orjson.dumps(document) if mask_fields(document, secret_fields) else body
 
 
 def _replay(row: dict | None, fingerprint: bytes, extra: dict[str, str]) -> web.Response:

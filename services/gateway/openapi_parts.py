@@ -25,7 +25,11 @@ INFO: dict[str, Any] = {
         "`{\"error\": {\"code\", \"message\", \"field\"?}}`. Date-times are UTC, written "
         "`YYYY-MM-DDTHH:MM:SS.ffffffZ`. Rate limits are counted per workspace over 60 seconds "
         "and reported in the `RateLimit-*` headers of every answer. Any POST may carry an "
-        "`Idempotency-Key` to be retried safely.\n\n"
+        "`Idempotency-Key` to be retried safely. Every GET operation also answers HEAD: the same "
+        "status and headers, without the body. A request body may be sent with "
+        "`Content-Encoding: gzip` or `deflate`; it is decoded before it is read, and its decoded "
+        "size counts against the 1 MiB limit (another encoding is a `validation_error` on "
+        "`Content-Encoding`).\n\n"
         "A reference page rendered from this document is served at `/docs`. "
         "Conventions and decisions: the project's docs/api.md."),
 }

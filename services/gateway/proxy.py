@@ -1,33 +1,48 @@
 """The keep-alive proxy from the gateway to the services.
 
-Answers relayed whole (everything but exports) go through the lean client of `upstream.py`;
-exports, and services reached over https, go through aiohttp and stream chunk by chunk.
+Answers go through the lean client of `upstream.py`; exports, and services reached over https,
+go through aiohttp. Either way an answer up to `BUFFER_LIMIT` is relayed whole and a larger one
+streams chunk by chunk, so the gateway never holds a whole large answer. A relay may also keep
+a copy of the body up to a limit of its own (an Idempotency-Key's stored answer).
+
+Request bodies arrive as the client sent them (the public listener does not decompress):
+`read_body` decodes `Content-Encoding: gzip` or `deflate` (CONTRACT section 3) and the service
+gets the plain body without that header.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+import zlib
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import aiohttp
+import structlog
 from aiohttp import web
 from multidict import CIMultiDict
 
 from libs.common.caller import H_REQUEST_ID
-from libs.common.errors import ServiceUnavailable
+from libs.common.errors import PayloadTooLarge, ServiceUnavailable, ValidationFailed
+from libs.common.validation import MAX_BODY
 
 from .upstream import UpstreamError, UpstreamPool
 
 # Hop-by-hop headers, and what only the gateway may set; an X-Ims-* header from a client
-# would otherwise impersonate the gateway's word about the caller.
+# would otherwise impersonate the gateway's word about the caller. The body is forwarded
+# decoded, so its Content-Encoding goes too.
 _DROP_REQUEST = frozenset({"connection", "keep-alive", "transfer-encoding", "te", "upgrade",
                            "proxy-authorization", "proxy-connection", "host", "content-length",
-                           "authorization", "expect"})
+                           "authorization", "expect", "content-encoding"})
 _DROP_RESPONSE = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length",
                             "server", "date"})
 BUFFER_LIMIT = 256 * 1024
+# zlib window bits: gzip framing; zlib framing (what HTTP calls deflate); raw deflate, which
+# some clients send as deflate all the same.
+_GZIP, _ZLIB, _RAW = 16 + zlib.MAX_WBITS, zlib.MAX_WBITS, -zlib.MAX_WBITS
+_ENCODINGS = {"gzip": _GZIP, "x-gzip": _GZIP, "deflate": _ZLIB}
+log = structlog.get_logger("proxy")
 
 
 @dataclass(frozen=True)
@@ -36,6 +51,14 @@ class Target:
     host: str
     port: int
     lean: bool      # plain http: the lean client can reach it
+
+
+@dataclass
+class Relayed:
+    """What the client got, and the body as relayed when it was kept (None: over the limit)."""
+
+    response: web.StreamResponse
+    body: bytes | None
 
 
 def _target(url: str) -> Target:
@@ -55,10 +78,18 @@ class Upstreams:
         return next(self._cycles[service])
 
 
+def _safe(value: str) -> str:
+    # aiohttp hands header bytes that are not UTF-8 over as lone surrogates, which no encoder
+    # writes out again: such bytes become U+FFFD, the rest of the value is kept.
+    if value.isascii():
+        return value
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def forward_headers(request: web.Request, internal: dict[str, str],
                     request_id: str) -> list[tuple[str, str]]:
     """The client's end-to-end headers, then the caller (`internal`) and the request id."""
-    out = [(name, value) for name, value in request.headers.items()
+    out = [(name, _safe(value)) for name, value in request.headers.items()
            if not ((low := name.lower()) in _DROP_REQUEST or low.startswith("x-ims-")
                    or low == "x-request-id")]
     out.extend(internal.items())
@@ -66,45 +97,154 @@ def forward_headers(request: web.Request, internal: dict[str, str],
     return out
 
 
-async def relay_whole(pool: UpstreamPool, request: web.Request, target: Target,
-                      headers: list[tuple[str, str]], body: bytes | None,
-                      extra: dict[str, str]) -> web.Response:
-    """Send the request with the lean client; the answer comes back whole."""
+async def read_body(request: web.Request) -> bytes | None:
+    """The request body, decoded as its Content-Encoding says; 400 for another encoding or a
+    body that does not decode, 413 past 1 MiB (sent or decoded)."""
+    if not request.can_read_body:
+        return None
+    encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding != "identity" and encoding not in _ENCODINGS:
+        raise ValidationFailed("Content-Encoding must be gzip, deflate or identity",
+                               field="Content-Encoding")
     try:
-        answer = await pool.request(target.host, target.port, request.method,
-                                    request.raw_path, headers, body)
+        raw = await request.read()
+    except web.RequestPayloadError as err:
+        raise ValidationFailed("The request body was cut short", field="body") from err
+    if encoding == "identity":
+        return raw
+    wbits = _ENCODINGS[encoding]
+    if wbits == _ZLIB and raw and raw[0] & 0x0F != 8:  # no zlib header: raw deflate
+        wbits = _RAW
+    return _decode(raw, wbits, encoding)
+
+
+def _decode(raw: bytes, wbits: int, encoding: str) -> bytes:
+    out: list[bytes] = []
+    size = 0
+    try:
+        while raw:  # a gzip body may hold several members, one after the other
+            d = zlib.decompressobj(wbits)
+            part = d.decompress(raw, MAX_BODY + 1 - size)
+            size += len(part)
+            if size > MAX_BODY or d.unconsumed_tail:
+                raise PayloadTooLarge()
+            part += d.flush()
+            if not d.eof:
+                raise zlib.error("truncated")
+            out.append(part)
+            raw = d.unused_data if wbits == _GZIP else b""
+    except zlib.error as err:
+        raise ValidationFailed(f"The body is not valid {encoding} data",
+                               field="Content-Encoding") from err
+    return b"".join(out)
+
+
+async def relay_lean(pool: UpstreamPool, request: web.Request, target: Target,
+                     headers: list[tuple[str, str]], body: bytes | None,
+                     extra: dict[str, str], keep: int = 0) -> Relayed:
+    """Send the request with the lean client; relay the answer whole or as a stream."""
+    try:
+        answer = await pool.request(target.host, target.port, _upstream_method(request),
+                                    request.raw_path, headers, body, BUFFER_LIMIT)
     except UpstreamError as err:
         raise ServiceUnavailable("The service is unavailable; retry shortly") from err
-    resp_headers = CIMultiDict((k, v) for k, v in answer.headers
-                               if k.lower() not in _DROP_RESPONSE)
-    resp_headers.update(extra)
-    return web.Response(status=answer.status, headers=resp_headers, body=answer.body)
+    resp_headers, length = _answer_headers(answer.headers, extra)
+    if answer.stream is None:
+        return Relayed(web.Response(status=answer.status, headers=resp_headers,
+                                    body=answer.body), answer.body)
+    stream = answer.stream
+    return await _stream(request, answer.status, resp_headers, length, answer.body,
+                         stream.read, stream.abort, keep)
 
 
-async def forward(session: aiohttp.ClientSession, request: web.Request, base: str,
-                  headers: list[tuple[str, str]], body: bytes | None,
-                  extra: dict[str, str], buffer: bool = False) -> web.StreamResponse:
-    """Send the request with aiohttp; small answers come back whole, large ones stream."""
-    url = base + request.raw_path
+async def relay_aiohttp(session: aiohttp.ClientSession, request: web.Request, base: str,
+                        headers: list[tuple[str, str]], body: bytes | None,
+                        extra: dict[str, str], keep: int = 0) -> Relayed:
+    """Send the request with aiohttp; relay the answer whole or as a stream."""
     try:
-        up = await session.request(request.method, url, headers=CIMultiDict(headers),
-                                   data=body, allow_redirects=False)
+        up = await session.request(_upstream_method(request), base + request.raw_path,
+                                   headers=CIMultiDict(headers), data=body,
+                                   allow_redirects=False)
     except (aiohttp.ClientConnectionError, TimeoutError) as err:
         raise ServiceUnavailable("The service is unavailable; retry shortly") from err
     try:
-        resp_headers = CIMultiDict((k, v) for k, v in up.headers.items()
-                                   if k.lower() not in _DROP_RESPONSE)
-        resp_headers.update(extra)
-        length = up.content_length
-        if buffer or (length is not None and length <= BUFFER_LIMIT):
-            return web.Response(status=up.status, headers=resp_headers, body=await up.read())
-        resp = web.StreamResponse(status=up.status, headers=resp_headers)
-        if length is not None:
-            resp.content_length = length
-        await resp.prepare(request)
-        async for chunk in up.content.iter_any():
-            await resp.write(chunk)
-        await resp.write_eof()
-        return resp
+        resp_headers, length = _answer_headers(up.headers.items(), extra)
+        first: list[bytes] = []
+        size = 0
+        while size <= BUFFER_LIMIT:
+            chunk = await up.content.readany()
+            if not chunk:
+                whole = b"".join(first)
+                return Relayed(web.Response(status=up.status, headers=resp_headers,
+                                            body=whole), whole)
+            first.append(chunk)
+            size += len(chunk)
+        return await _stream(request, up.status, resp_headers, length, b"".join(first),
+                             up.content.readany, up.close, keep)
+    except aiohttp.ClientError as err:
+        raise ServiceUnavailable("The service is unavailable; retry shortly") from err
     finally:
         up.release()
+
+
+def _upstream_method(request: web.Request) -> str:
+    # A HEAD is relayed as the GET it stands for: the services answer GET, and the gateway
+    # sends the client the same status and headers without the body.
+    return "GET" if request.method == "HEAD" else request.method
+
+
+def _answer_headers(pairs: Iterator[tuple[str, str]] | list[tuple[str, str]],
+                    extra: dict[str, str]) -> tuple[CIMultiDict[str], int | None]:
+    headers: CIMultiDict[str] = CIMultiDict()
+    length = None
+    for name, value in pairs:
+        low = name.lower()
+        if low == "content-length":
+            length = int(value) if value.isdigit() else None
+        elif low not in _DROP_RESPONSE:
+            headers.add(name, value)
+    headers.update(extra)
+    return headers, length
+
+
+async def _stream(request: web.Request, status: int, headers: CIMultiDict[str],
+                  length: int | None, first: bytes, read: Callable[[], Awaitable[bytes]],
+                  abort: Callable[[], object], keep: int) -> Relayed:
+    """Relay an answer too large to hold: what came, then the rest as it arrives. The first
+    `keep` bytes are also kept (the body is None when it was longer, or did not end well)."""
+    resp = web.StreamResponse(status=status, headers=headers)
+    if length is not None:
+        resp.content_length = length
+    kept: list[bytes] | None = [first] if keep >= len(first) else None
+    size, finished = len(first), False
+    try:
+        await resp.prepare(request)
+        if request.method == "HEAD":  # the headers are the answer; the body is not wanted
+            await resp.write_eof()
+            return Relayed(resp, None)
+        chunk = first
+        while chunk:
+            await resp.write(chunk)
+            try:
+                chunk = await read()
+            except (UpstreamError, aiohttp.ClientError, OSError, TimeoutError) as err:
+                # The headers are out: breaking the connection is the only way left to tell
+                # the client that the answer is incomplete.
+                log.warning("answer_broke_off", error=repr(err), sent=size)
+                if request.transport is not None:
+                    request.transport.close()
+                return Relayed(resp, None)
+            size += len(chunk)
+            if kept is not None:
+                if size <= keep:
+                    kept.append(chunk)
+                else:
+                    kept = None
+        await resp.write_eof()
+        finished = True
+    except ConnectionError:  # the client left; aiohttp deals with the rest
+        return Relayed(resp, None)
+    finally:
+        if not finished:
+            abort()
+    return Relayed(resp, b"".join(kept) if kept is not None else None)

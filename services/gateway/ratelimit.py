@@ -127,6 +127,15 @@ class SharedCounter:
                 row = await cur.fetchone()
         return int(row[0])
 
+    def known_full(self, bucket: str, limit: int, window_s: int) -> Verdict | None:
+        """The refusal, when this replica already knows `bucket`'s window is used up; else None.
+        Counts nothing and costs no round trip."""
+        start = math.floor(time.time() / window_s) * window_s
+        if self._full.get(bucket) != (start, limit):
+            return None
+        reset = max(1, math.ceil(start + window_s - time.time()))
+        return Verdict(limit=limit, remaining=0, reset=reset, allowed=False)
+
     async def hit(self, bucket: str, limit: int, window_s: int) -> Verdict:
         """Count one request in `bucket`'s current window and judge it."""
         now = time.time()

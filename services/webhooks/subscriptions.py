@@ -10,6 +10,7 @@ from typing import Any
 import aiopg
 
 from libs.common import db
+from libs.common.masking import mask_secret
 
 MAIN, AUTOMATION = "main", "automation"
 CHANGED_CHANNEL = "webhooks_subscriptions"  # payload: the workspace id; see fanout.TargetCache
@@ -24,7 +25,7 @@ def new_secret() -> str:
 
 
 def masked(secret: str) -> str:
-    return "whsec_****" + secret[-4:]
+    return mask_secret(secret)
 
 
 def to_api(row: db.Row, *, reveal: bool = False) -> dict[str, Any]:

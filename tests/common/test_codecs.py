@@ -137,6 +137,11 @@ def test_query_model_rejects_unknown() -> None:
     ({"WEBHOOK_RETRY_SCHEDULE": "0,-5"}, "WEBHOOK_RETRY_SCHEDULE"),
     ({"LOG_FORMAT": "xml"}, "LOG_FORMAT"),
     ({"UNAUTHENTICATED_RPM": "0"}, "UNAUTHENTICATED_RPM"),
+    ({"TRUSTED_PROXIES": "10.0.0.0/8, ingress"}, "TRUSTED_PROXIES"),
+    ({"HTTP_HEADER_TIMEOUT_S": "0"}, "HTTP_HEADER_TIMEOUT_S"),
+    ({"HTTP_KEEPALIVE_TIMEOUT_S": "soon"}, "HTTP_KEEPALIVE_TIMEOUT_S"),
+    ({"KEY_CACHE_SIZE": "0"}, "KEY_CACHE_SIZE"),
+    ({"GATEWAY_METRICS_PORT": "x"}, "GATEWAY_METRICS_PORT"),
 ])
 def test_bad_settings_name_the_variable(env: dict[str, str], name: str) -> None:
     with pytest.raises(SettingsError, match=name):
@@ -151,3 +156,7 @@ def test_settings_defaults_and_overrides() -> None:
                            "CURSOR_SECRET": "c", "WEBHOOK_RETRY_SCHEDULE": "0,1,1"})
     assert s.ideas_urls == ("http://a:1", "http://b:2") and not s.insecure_defaults
     assert s.webhook_retry_schedule == (0.0, 1.0, 1.0)
+    s = Settings.from_env({"TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,fd00::/8",
+                           "HTTP_KEEPALIVE_TIMEOUT_S": "20"})
+    assert s.trusted_proxies == ("10.0.0.0/8", "192.168.1.7", "fd00::/8")
+    assert s.peer_idle_s == 10 and Settings.from_env({}).peer_idle_s == 30

@@ -9,7 +9,7 @@ violations it finds as readable lines.
 from __future__ import annotations
 
 from .netpol import Address, Endpoint, Pod, allowed, pod_of, process_pod, stranger
-from .workload_rules import PROCESSES, Check, Obj, of_kind, workloads
+from .workload_rules import GATEWAY_METRICS_PORT, PROCESSES, Check, Obj, of_kind, workloads
 
 PUBLIC_ADDRESS = "93.184.215.14"
 PRIVATE_ADDRESSES = [
@@ -69,7 +69,7 @@ def check_default_deny(objs: list[Obj]) -> list[str]:
 
 
 def check_gateway_ingress(objs: list[Obj]) -> list[str]:
-    """Anyone reaches the gateway on 8080, and on no other port."""
+    """Anyone reaches the gateway on 8080, and on no other port (its metrics port included)."""
     problems = []
     gateway = process_pod(objs, "gateway")
     sources: dict[str, Endpoint] = {
@@ -81,7 +81,7 @@ def check_gateway_ingress(objs: list[Obj]) -> list[str]:
             problems.append(f"{what} cannot reach the gateway on 8080")
         problems += [
             f"{what} reaches the gateway on {port}"
-            for port in (22, 8081, 8084, 9090)
+            for port in (22, 8081, 8084, GATEWAY_METRICS_PORT, 9090)
             if allowed(objs, source, gateway, port)
         ]
     return problems

@@ -139,6 +139,25 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[Obj]], object], Check, str]] = {
         net.check_internal_services,
         "the gateway cannot reach ideas",
     ),
+    "gateway open on every port": (
+        "prod",
+        lambda objs: _policy(objs, "gateway")["spec"]["ingress"][0].pop("ports"),
+        net.check_gateway_ingress,
+        "the internet reaches the gateway on 8081",
+    ),
+    "gateway metrics port in its Service": (
+        "prod",
+        lambda objs: _object(objs, "Service", "gateway")["spec"]["ports"].append(
+            {"name": "metrics", "port": 8089, "targetPort": "metrics"}),
+        work.check_processes,
+        "gateway: its Service exposes the metrics port",
+    ),
+    "gateway metrics port undeclared": (
+        "prod",
+        lambda objs: _container(objs, "gateway")["ports"].pop(),
+        work.check_processes,
+        "gateway: does not declare port 8089 as metrics",
+    ),
     "DNS policy removed": (
         "prod",
         lambda objs: objs.remove(_policy(objs, "allow-dns")),

@@ -19,6 +19,8 @@ Check = Callable[[list[Obj]], list[str]]
 PROCESSES = {"gateway": 8080, "ideas": 8081, "customers": 8082, "webhooks": 8083,
              "analytics": 8084,
              "mcp": 8085}
+# The gateway serves /metrics on an internal port of its own (docs/gateway.md).
+GATEWAY_METRICS_PORT = 8089
 PART_OF = "idea-management"
 CONFIG_MAP = "ims-config"
 SECRET = "ims-secrets"
@@ -95,6 +97,25 @@ def autoscaler_targets(objs: list[Obj]) -> list[tuple[str, str]]:
     return targets
 
 
+def _gateway_metrics_port(objs: list[Obj], container: Obj) -> list[str]:
+    """The gateway declares its metrics port as "metrics", and the settings agree on it."""
+    declared = {p.get("name"): p.get("containerPort") for p in container.get("ports", [])}
+    problems = []
+    if declared.get("metrics") != GATEWAY_METRICS_PORT:
+        problems.append(f"gateway: does not declare port {GATEWAY_METRICS_PORT} as metrics")
+    if config(objs).get("GATEWAY_METRICS_PORT", str(GATEWAY_METRICS_PORT)) != str(
+        GATEWAY_METRICS_PORT
+    ):
+        problems.append("gateway: GATEWAY_METRICS_PORT differs from its metrics port")
+    service = named(objs, "Service", "gateway")
+    if service is not None and any(
+        p.get("targetPort") in ("metrics", GATEWAY_METRICS_PORT) or p.get("port") == GATEWAY_METRICS_PORT
+        for p in service["spec"].get("ports", [])
+    ):
+        problems.append("gateway: its Service exposes the metrics port")
+    return problems
+
+
 def check_processes(objs: list[Obj]) -> list[str]:
     """Every process runs its own entry point on its port behind a Service, with a disruption
     budget; a Job runs `ideasctl migrate`."""
@@ -109,6 +130,8 @@ def check_processes(objs: list[Obj]) -> list[str]:
             problems.append(f"{name}: does not run ims-{name}")
         if port not in [p.get("containerPort") for p in container.get("ports", [])]:
             problems.append(f"{name}: does not declare port {port}")
+        if name == "gateway":
+            problems += _gateway_metrics_port(objs, container)
         if named(objs, "Service", name) is None:
             problems.append(f"{name}: no Service")
         budgets = of_kind(objs, "PodDisruptionBudget")

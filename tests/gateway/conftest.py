@@ -9,6 +9,8 @@ gateway forwards `/api/v1/webhooks*` to it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
 import secrets
 import time
 import uuid
@@ -29,15 +31,42 @@ from tests.support.processes import (System, create_database, delete_queues, dro
 
 @dataclass
 class Upstream:
-    """What the stand-in saw: calls per body `name`, and the internal token of each call."""
+    """What the stand-in saw: calls per body `name`, and the internal token of each call.
+
+    `GET ...?size=N` answers N bytes (with Content-Length when `sized=1`, else chunked); with
+    `hold=H` it sends the first 512 KiB, then waits for `release(H)` before the rest. A POST body
+    with `pad: N` gets N more bytes in its answer.
+    """
 
     url: str
     token: str
     calls: dict[str, int] = field(default_factory=dict)
     tokens_ok: bool = True
+    holds: dict[str, asyncio.Event] = field(default_factory=dict)
 
-    async def handle(self, request: web.Request) -> web.Response:
+    def release(self, hold: str) -> None:
+        self.holds.setdefault(hold, asyncio.Event()).set()
+
+    async def sized(self, request: web.Request) -> web.StreamResponse:
+        size, hold = int(request.query["size"]), request.query.get("hold")
+        resp = web.StreamResponse(headers={"Content-Type": "application/octet-stream",
+                                           "X-Upstream": "yes"})
+        if request.query.get("sized") == "1":
+            resp.content_length = size
+        await resp.prepare(request)
+        first = min(size, 512 << 10) if hold else size
+        await resp.write(b"x" * first)
+        if hold:
+            event = self.holds.setdefault(hold, asyncio.Event())
+            await asyncio.wait_for(event.wait(), 30)
+            await resp.write(b"y" * (size - first))
+        await resp.write_eof()
+        return resp
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
         self.tokens_ok &= request.headers.get(H_TOKEN) == self.token
+        if "size" in request.query:
+            return await self.sized(request)
         body = orjson.loads(await request.read() or b"{}")
         name = str(body.get("name", ""))
         n = self.calls[name] = self.calls.get(name, 0) + 1
@@ -47,10 +76,20 @@ class Upstream:
             return web.json_response({"error": {"code": "service_unavailable",
                                                 "message": "try again"}}, status=503)
         status = int(body.get("status", 200))
+        pad = {"pad": "x" * int(body["pad"])} if body.get("pad") else {}
         return web.Response(body=orjson.dumps({"data": {
             "id": str(uuid.uuid4()), "name": name, "call": n,
-            "workspaceId": request.headers.get(H_WORKSPACE)}}),
+            "workspaceId": request.headers.get(H_WORKSPACE), **pad}}),
             status=status, content_type="application/json", headers={"X-Upstream": "yes"})
+
+
+# Small values, so that tests of timeouts and of the key cache's bounds run in seconds.
+RIG_ENV = {
+    "HTTP_HEADER_TIMEOUT_S": "1", "HTTP_KEEPALIVE_TIMEOUT_S": "5",
+    "KEY_CACHE_TTL_S": "10", "KEY_CACHE_SIZE": "2", "KEY_NEGATIVE_CACHE_SIZE": "3",
+    # 127.0.0.1 stands for a reverse proxy; other loopback addresses are clients of their own.
+    "TRUSTED_PROXIES": "127.0.0.1/32",
+}
 
 
 @dataclass
@@ -79,7 +118,8 @@ async def rig() -> AsyncIterator[GatewayRig]:
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     system = System(url, prefix, replicas={"gateway": 2},
-                    env_overrides={"WEBHOOKS_URLS": upstream.url}, internal_token=token)
+                    env_overrides={"WEBHOOKS_URLS": upstream.url, **RIG_ENV},
+                    internal_token=token)
     system.start()
     try:
         await system.wait_ready()
@@ -90,6 +130,16 @@ async def rig() -> AsyncIterator[GatewayRig]:
         await runner.cleanup()
         await delete_queues(prefix)
         drop_database(url)
+
+
+@contextlib.asynccontextmanager
+async def from_own_address() -> AsyncIterator[aiohttp.ClientSession]:
+    """A client on a loopback address of its own (127.x.y.z): its own per-address window, so
+    that using it up leaves every other test's window alone."""
+    addr = f"127.{random.randint(1, 254)}.{random.randint(1, 254)}.{random.randint(2, 254)}"
+    connector = aiohttp.TCPConnector(local_addr=(addr, 0))
+    async with aiohttp.ClientSession(connector=connector) as session:
+        yield session
 
 
 async def clear_of_window_edge(window_s: int, margin: float = 3.0) -> None:

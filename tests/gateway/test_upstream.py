@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from services.gateway.upstream import UpstreamError, UpstreamPool
+from services.gateway.upstream import BodyStream, UpstreamError, UpstreamPool
 from tests.support.processes import free_port
 
 # Path -> raw answer, written in pieces so the parser sees partial data.
@@ -21,6 +21,9 @@ ANSWERS = {
                   b"X-Trailer: t\r\n\r\n"],
     "/empty": [b"HTTP/1.1 204 No Content\r\n\r\n"],
 }
+
+
+BIG = 3 << 20
 
 
 class RawServer:
@@ -64,6 +67,12 @@ class RawServer:
                     continue
                 if path == "/drop":
                     break
+                if path == "/big":  # 3 MiB, written as fast as the reader takes it
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % BIG)
+                    for _ in range(BIG // 65536):
+                        writer.write(b"b" * 65536)
+                        await writer.drain()
+                    continue
                 if path == "/echo":
                     writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: "
                                  + str(len(body)).encode() + b"\r\n\r\n" + body)
@@ -176,4 +185,45 @@ async def test_in_flight_requests_per_service_are_bounded(raw: RawServer) -> Non
     assert isinstance(done[3], asyncio.CancelledError)
     assert (await get(pool, raw, "/slow")).body == b"slow"
     assert pool._busy[("127.0.0.1", raw.port)] == 0
+    pool.close()
+
+
+async def test_an_answer_over_the_buffer_limit_streams(raw: RawServer) -> None:
+    """Past `buffer_limit` the answer comes as its first part and a stream: read to the end,
+    the connection serves again; aborted, it is closed and its slot freed."""
+    pool = UpstreamPool()
+    a = await pool.request("127.0.0.1", raw.port, "GET", "/big", [], None, buffer_limit=65536)
+    assert a.status == 200 and a.stream is not None and 65536 < len(a.body) < BIG
+    parts = [a.body]
+    while chunk := await a.stream.read():
+        parts.append(chunk)
+    assert b"".join(parts) == b"b" * BIG
+    assert (await get(pool, raw, "/length")).body == b'{"a": 123}'
+    assert raw.connections == 1, "the streamed answer's connection was reused"
+    b = await pool.request("127.0.0.1", raw.port, "GET", "/big", [], None, buffer_limit=65536)
+    assert b.stream is not None
+    await b.stream.read()
+    b.stream.abort()
+    assert pool._busy[("127.0.0.1", raw.port)] == 0
+    assert (await get(pool, raw, "/length")).status == 200
+    assert raw.connections == 2, "an aborted answer's connection is not reused"
+    small = await pool.request("127.0.0.1", raw.port, "GET", "/length", [], None,
+                               buffer_limit=65536)
+    assert small.stream is None and small.body == b'{"a": 123}'
+    pool.close()
+
+
+async def test_a_slow_reader_pauses_the_service(raw: RawServer) -> None:
+    """While more than BodyStream.HIGH bytes wait unread, nothing more is read from the
+    service: the gateway's memory per answer stays bounded whatever its size."""
+    pool = UpstreamPool()
+    a = await pool.request("127.0.0.1", raw.port, "GET", "/big", [], None, buffer_limit=65536)
+    assert a.stream is not None
+    await asyncio.sleep(0.3)  # the service writes as fast as it can; the reader reads nothing
+    waiting = a.stream._size
+    assert waiting <= BodyStream.HIGH + (256 << 10), waiting
+    total = len(a.body)
+    while chunk := await a.stream.read():
+        total += len(chunk)
+    assert total == BIG
     pool.close()

@@ -93,6 +93,7 @@ class System:
     env_overrides: dict[str, str] = field(default_factory=dict)
     replicas: dict[str, int] = field(default_factory=dict)
     ports: dict[str, list[int]] = field(default_factory=dict)
+    metrics_ports: dict[str, list[int]] = field(default_factory=dict)  # internal metrics listeners
     procs: dict[str, list[subprocess.Popen[bytes]]] = field(default_factory=dict)
     internal_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
 
@@ -105,6 +106,11 @@ class System:
 
     def service_url(self, service: str, i: int = 0) -> str:
         return f"http://127.0.0.1:{self.ports[service][i]}"
+
+    def metrics_url(self, service: str, i: int = 0) -> str:
+        """Where process i of `service` serves /metrics (the gateway: its internal listener)."""
+        ports = self.metrics_ports.get(service) or self.ports[service]
+        return f"http://127.0.0.1:{ports[i]}"
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -132,6 +138,11 @@ class System:
         env = self.env()
         port = str(self.ports[svc][i])
         env["GATEWAY_PORT" if svc == "gateway" else f"{svc.upper()}_PORT"] = port
+        if svc == "gateway":  # its internal metrics listener, kept across restarts
+            metrics = self.metrics_ports.setdefault("gateway", [])
+            while len(metrics) <= i:
+                metrics.append(free_port())
+            env["GATEWAY_METRICS_PORT"] = str(metrics[i])
         log = open(LOG_DIR / f"{self.amqp_prefix}-{svc}-{i}.log", "ab")
         proc = subprocess.Popen([sys.executable, "-m", f"services.{svc}"], cwd=ROOT, env=env,
                                 stdout=log, stderr=subprocess.STDOUT)

@@ -46,6 +46,24 @@ def test_two_replicas_use_base_plus_ten() -> None:
     }
 
 
+def test_gateway_metrics_listen_on_their_own_port() -> None:
+    """Each gateway replica serves /metrics on GATEWAY_METRICS_PORT + 10 * i, on SERVICE_HOST."""
+    processes = by_name({"REPLICAS": "2", "SERVICE_HOST": "0.0.0.0"})
+    assert processes["gateway-0"].metrics == ("0.0.0.0", 8089)
+    assert processes["gateway-1"].metrics == ("0.0.0.0", 8099)
+    assert processes["gateway-1"].env["GATEWAY_METRICS_PORT"] == "8099"
+    assert processes["ideas-0"].metrics is None and "GATEWAY_METRICS_PORT" not in (
+        processes["ideas-0"].env)
+    moved = by_name({"GATEWAY_METRICS_PORT": "9185"})
+    assert moved["gateway-0"].metrics == ("127.0.0.1", 9185)
+
+
+def test_a_metrics_port_clashing_with_a_process_is_refused() -> None:
+    """The gateway's metrics port counts among the ports that must not clash."""
+    with pytest.raises(DevenvError, match="port 8081"):
+        layout.plan({"GATEWAY_METRICS_PORT": "8081"}, VENV_BIN)
+
+
 def test_base_ports_come_from_the_environment() -> None:
     """A moved base port moves every replica of that process."""
     processes = by_name({"REPLICAS": "2", "GATEWAY_PORT": "9000", "IDEAS_PORT": "9001"})

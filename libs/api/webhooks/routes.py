@@ -15,7 +15,7 @@ ROUTES = [
           description="Oldest first; secrets masked."),
     Route("POST", W, S, "create_webhook", "webhooks:manage", "Create a webhook subscription",
           body=CreateWebhookRequest, responses={200: WebhookSubscriptionResult},
-          tags=("Webhooks",),
+          tags=("Webhooks",), secret_fields=("data.secret",),
           description="The only response that shows the full `secret`. At most 10 per "
                       "workspace (422 `limit_exceeded`)."),
     Route("GET", f"{W}/{{id}}", S, "get_webhook", "webhooks:manage",
