@@ -51,7 +51,8 @@ def _export(kind: str, scope: str, query: type, record: type, note: str) -> Rout
                  plan_gated=True, export=True, tags=("Export",),
                  description=note + " At most 10,000 records (`limit`, default 10000). "
                  "Counts in the export window: 10 per hour per workspace, all kinds together. "
-                 "CSV cells starting with =, +, -, @, tab or carriage return get a leading '.")
+                 "CSV text cells starting with =, +, -, @, tab or carriage return get a leading '; "
+                 "numbers and booleans are written as they are (`-1` stays `-1`).")
 
 
 ROUTES = [

@@ -34,10 +34,10 @@ def guard(text: str) -> str:
 
 
 def cell(value: Any) -> Any:
-    """One CSV cell: guarded, times as in JSON, booleans as JSON words, null empty.
+    """One CSV cell: text guarded, numbers and booleans as they are, times as in JSON, null empty.
 
-    The guard applies to every cell, numbers included: the contract names the cell's first
-    character, not its type, so a negative number is written as `'-5` (docs/analytics.md).
+    Only text is guarded: a number is written as it is (`-1` stays `-1`, CONTRACT section 9),
+    so a spreadsheet reads it back as the number it is (docs/analytics.md).
     """
     if value is None:
         return ""
@@ -46,7 +46,7 @@ def cell(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float, Decimal)):
-        return guard(str(value))
+        return str(value)
     if isinstance(value, (datetime, date)):
         return orjson.dumps(value, option=JSON_OPTS)[1:-1].decode()
     return guard(str(value))
