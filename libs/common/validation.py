@@ -2,12 +2,15 @@
 
 Bodies are validated in strict JSON mode (no type coercion; unknown properties refused when the
 model forbids extras). Query strings are validated in lax mode, since every value arrives as a
-string. The first error becomes `validation_error` with `field` naming the offender, nested as
-`ideas[3].title`.
+string, except date-times: pydantic's lax parsing takes `0.5` or `1700000000` for a Unix time
+and `2024-01-01` for midnight, so `UtcDateTime` first checks the RFC 3339 form (CONTRACT
+section 3). The first error becomes `validation_error` with `field` naming the offender, nested
+as `ideas[3].title`.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import datetime, timezone
 from typing import Annotated, Any, TypeVar
@@ -42,6 +45,19 @@ def _plus_back(value: Any) -> Any:
     return value
 
 
+# RFC 3339 section 5.6 `date-time`: full date, `T`, full time with optional fraction, and an
+# offset (`Z` or +hh:mm). The ranges of each part are left to the datetime parser.
+RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})")
+
+
+def _rfc3339(value: Any) -> Any:
+    value = _plus_back(value)
+    if not isinstance(value, str) or not RFC3339.fullmatch(value):
+        raise ValueError("must be an RFC 3339 date-time such as 2024-01-31T12:00:00Z")
+    return value
+
+
 def _utc(value: datetime) -> datetime:
     if value.tzinfo is None:
         return value.replace(tzinfo=timezone.utc)
@@ -51,7 +67,8 @@ def _utc(value: datetime) -> datetime:
         raise ValueError("date-time out of range") from None
 
 
-UtcDateTime = Annotated[datetime, BeforeValidator(_plus_back), AfterValidator(_utc)]
+# A date-time query parameter: RFC 3339 only (a number or a bare date is refused), in UTC.
+UtcDateTime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_utc)]
 
 
 def loc_to_field(loc: tuple[int | str, ...]) -> str:

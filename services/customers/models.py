@@ -9,7 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from libs.common.pagination import DEFAULT_LIMIT, MAX_LIMIT, Pagination, PaginationWithTotal
+from libs.common.pagination import (DEFAULT_LIMIT, MAX_LIMIT, CursorParam, Pagination,
+                                     PaginationWithTotal)
 from libs.common.validation import Body, Query
 from services.ideas.models import Idea
 
@@ -67,7 +68,7 @@ class LinkCustomerRequest(Body):
 
 class PageQuery(Query):
     limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
-    cursor: str | None = None
+    cursor: CursorParam = None
 
 
 class ListCustomersQuery(PageQuery):

@@ -8,6 +8,7 @@ from uuid import UUID
 from pydantic import Field, field_validator, model_validator
 
 from libs.common.errors import ValidationFailed
+from libs.common.pagination import CursorParam
 from libs.common.validation import Body, Query, UtcDateTime
 
 IdeaStatus = Literal["captured", "new", "under_review", "planned", "in_progress", "shipped",
@@ -104,7 +105,7 @@ class BatchStatusRequest(Body):
 
 class PageQuery(Query):
     limit: int = Field(default=25, ge=1, le=100)
-    cursor: str | None = None
+    cursor: CursorParam = None
 
 
 class ListIdeasQuery(PageQuery):
