@@ -7,6 +7,8 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
+import orjson
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from libs.common.pagination import (DEFAULT_LIMIT, MAX_LIMIT, CursorParam, Pagination,
@@ -18,6 +20,9 @@ from services.ideas.models import Idea
 # as a double on the way out.
 MAX_MONEY = 1e15
 Money = Field(default=None, ge=0, le=MAX_MONEY)
+# CONTRACT section 11: `metadata` is at most 16 KiB as JSON, measured as the compact UTF-8 JSON
+# text that is stored (docs/customers.md).
+MAX_METADATA_BYTES = 16 * 1024
 
 
 class _CustomerFields(Body):
@@ -30,7 +35,22 @@ class _CustomerFields(Body):
     mrr: float | None = Money
     plan: str | None = Field(default=None, max_length=100)
     externalId: str | None = Field(default=None, min_length=1, max_length=255)
-    metadata: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="A JSON object of your own, at most 16 KiB as compact UTF-8 "
+                                  "JSON; null clears it")
+
+    @field_validator("metadata")
+    @classmethod
+    def _small(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        try:
+            size = len(orjson.dumps(value))
+        except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits
+            raise ValueError("cannot be stored (integers must fit in 64 bits)") from None
+        if size > MAX_METADATA_BYTES:
+            raise ValueError(f"must be at most 16 KiB (16384 bytes) as JSON, got {size} bytes")
+        return value
 
     @field_validator("arr", "mrr")
     @classmethod
