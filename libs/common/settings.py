@@ -1,19 +1,28 @@
 """Configuration: environment variables read once into one frozen, typed object.
 
 A bad value fails the process at start, naming the variable. Every variable has a default
-that works on a laptop (CONTRACT section 1).
+that works on a laptop (CONTRACT section 1), except the two shared secrets: a process refuses
+to start when `INTERNAL_TOKEN` or `CURSOR_SECRET` is unset, shorter than 32 characters or a
+placeholder (CONTRACT section 11). `make run` and `make test` generate both.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 DEFAULT_RETRY_SCHEDULE = "0,5,300,1800,7200,18000,36000,36000"
-_DEV_TOKEN = "ims-dev-internal-token-change-me"
-_DEV_CURSOR_SECRET = "ims-dev-cursor-secret-change-me"
+SECRET_NAMES = ("INTERNAL_TOKEN", "CURSOR_SECRET")
+MIN_SECRET_LENGTH = 32
+# What example and development values say of themselves (compared with case, spaces and
+# punctuation folded away): CHANGE_ME, not-a-secret, <your secret here>, ...
+PLACEHOLDER_WORDS = ("changeme", "placeholder", "notasecret", "replaceme", "yoursecret",
+                     "secrethere", "example", "dummy", "insecure", "xxxxxxxx")
+# Fewer distinct characters than this is a pattern, not a random value ("aaaa...", "abab...").
+MIN_DISTINCT_CHARACTERS = 5
 
 
 class SettingsError(ValueError):
@@ -79,6 +88,29 @@ def _schedule(env: dict[str, str]) -> tuple[float, ...]:
     return values
 
 
+def secret_problem(name: str, value: str) -> str | None:
+    """Why `value` cannot serve as the shared secret `name`, or None. Never quotes the value."""
+    hint = "generate one with: python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
+    if not value:
+        return f"{name} is not set; {hint}"
+    if len(value) < MIN_SECRET_LENGTH:
+        return (f"{name} is too short ({len(value)} characters, at least {MIN_SECRET_LENGTH} "
+                f"needed); {hint}")
+    folded = re.sub(r"[^a-z0-9]", "", value.lower())
+    if any(word in folded for word in PLACEHOLDER_WORDS) or \
+            len(set(value)) < MIN_DISTINCT_CHARACTERS:
+        return f"{name} is a placeholder, not a secret; {hint}"
+    return None
+
+
+def _secret(env: dict[str, str], name: str, required: bool) -> str:
+    value = env.get(name, "")
+    problem = secret_problem(name, value)
+    if problem is not None and required:
+        raise SettingsError(problem)
+    return value
+
+
 def _role(raw: str) -> str:
     # It becomes a connection option: a plain identifier only (empty disables it).
     if raw and not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", raw):
@@ -104,8 +136,8 @@ class Settings:
     customers_urls: tuple[str, ...] = ("http://127.0.0.1:8082",)
     webhooks_urls: tuple[str, ...] = ("http://127.0.0.1:8083",)
     analytics_urls: tuple[str, ...] = ("http://127.0.0.1:8084",)
-    internal_token: str = _DEV_TOKEN
-    cursor_secret: str = _DEV_CURSOR_SECRET
+    internal_token: str = ""
+    cursor_secret: str = ""
     demo: bool = True
     log_format: str = "json"
     log_level: str = "info"
@@ -127,13 +159,13 @@ class Settings:
     webhook_per_host_concurrency: int = 20
     relay_interval_s: float = 0.5
 
-    @property
-    def insecure_defaults(self) -> bool:
-        """True when a shared secret still has its development default."""
-        return self.internal_token == _DEV_TOKEN or self.cursor_secret == _DEV_CURSOR_SECRET
-
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+    def from_env(cls, env: dict[str, str] | None = None, *,
+                 require_secrets: bool = True) -> Settings:
+        """The settings of `env` (default: the process environment).
+
+        `require_secrets=False` is for tools that use neither secret (the admin CLI); every
+        process that serves or signs anything requires both."""
         e = dict(os.environ if env is None else env)
         log_format = e.get("LOG_FORMAT", "json").strip() or "json"
         if log_format not in ("json", "console"):
@@ -159,8 +191,8 @@ class Settings:
             customers_urls=_urls(e, "CUSTOMERS_URLS", customers_port),
             webhooks_urls=_urls(e, "WEBHOOKS_URLS", webhooks_port),
             analytics_urls=_urls(e, "ANALYTICS_URLS", analytics_port),
-            internal_token=e.get("INTERNAL_TOKEN") or _DEV_TOKEN,
-            cursor_secret=e.get("CURSOR_SECRET") or _DEV_CURSOR_SECRET,
+            internal_token=_secret(e, "INTERNAL_TOKEN", require_secrets),
+            cursor_secret=_secret(e, "CURSOR_SECRET", require_secrets),
             demo=_bool(e, "DEMO", True),
             log_format=log_format,
             log_level=(e.get("LOG_LEVEL") or "info").lower(),
@@ -180,3 +212,13 @@ class Settings:
             webhook_per_host_concurrency=_int(e, "WEBHOOK_PER_HOST_CONCURRENCY", 20, 1),
             relay_interval_s=_float(e, "RELAY_INTERVAL_S", 0.5),
         )
+
+
+def load_or_exit(process: str) -> Settings:
+    """A process's settings; a bad value ends the process with a message naming the variable
+    (exit status 2) instead of a traceback."""
+    try:
+        return Settings.from_env()
+    except SettingsError as err:
+        print(f"ims-{process}: configuration error: {err}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None

@@ -360,10 +360,7 @@ async def serve(app: web.Application, host: str, port: int) -> None:
 
 def run(app: web.Application, host: str, port: int) -> None:
     """The process's main: uvloop when available, `serve` until told to stop."""
-    settings = app[SETTINGS]
     log.info("starting", process=app[PROCESS], host=host, port=port)
-    if settings.insecure_defaults:
-        log.warning("insecure_defaults", hint="set INTERNAL_TOKEN and CURSOR_SECRET")
     try:
         import uvloop
 

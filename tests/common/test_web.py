@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import secrets
 from typing import Any
 
 import pytest
@@ -16,7 +17,8 @@ from libs.common.settings import Settings
 from libs.common.validation import Body, parse_body
 from libs.common.web import caller, create_app, data_response
 
-SETTINGS = Settings.from_env({"INTERNAL_TOKEN": "tok", "CURSOR_SECRET": "c"})
+TOKEN = secrets.token_urlsafe(32)
+SETTINGS = Settings.from_env({"INTERNAL_TOKEN": TOKEN, "CURSOR_SECRET": secrets.token_urlsafe(32)})
 
 
 class Echo(Body):
@@ -55,7 +57,7 @@ async def client() -> Any:
         yield c
 
 
-H = {H_TOKEN: "tok", H_WORKSPACE: "00000000-0000-0000-0000-000000000007"}
+H = {H_TOKEN: TOKEN, H_WORKSPACE: "00000000-0000-0000-0000-000000000007"}
 
 
 async def test_internal_token_is_required(client: TestClient) -> None:
