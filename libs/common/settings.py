@@ -8,6 +8,7 @@ placeholder (CONTRACT section 11). `make run` and `make test` generate both.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -23,6 +24,17 @@ PLACEHOLDER_WORDS = ("changeme", "placeholder", "notasecret", "replaceme", "your
                      "secrethere", "example", "dummy", "insecure", "xxxxxxxx")
 # Fewer distinct characters than this is a pattern, not a random value ("aaaa...", "abab...").
 MIN_DISTINCT_CHARACTERS = 5
+# Each process's database sessions: (statement_timeout, idle_in_transaction_session_timeout) in
+# seconds, unless DB_STATEMENT_TIMEOUT_S / DB_IDLE_TX_TIMEOUT_S say otherwise. What the longest
+# legitimate statement and transaction of the process need, with room (docs/running.md).
+DB_TIMEOUTS: dict[str, tuple[float, float]] = {
+    "gateway": (5.0, 10.0),     # key look-ups, rate counters, idempotency rows: milliseconds
+    "ideas": (30.0, 30.0),      # batches of 100 and merges: well under a second
+    "customers": (30.0, 30.0),
+    "webhooks": (30.0, 30.0),   # claims and fan-out batches
+    "analytics": (60.0, 0.0),   # reports over 1M ideas: ~0.2 s; idle: see db_timeouts
+}
+DEFAULT_DB_TIMEOUTS = (30.0, 30.0)
 
 
 class SettingsError(ValueError):
@@ -50,8 +62,8 @@ def _float(env: dict[str, str], name: str, default: float) -> float:
         value = float(raw)
     except ValueError as err:
         raise SettingsError(f"{name} must be a number, got {raw!r}") from err
-    if value <= 0:
-        raise SettingsError(f"{name} must be > 0, got {value}")
+    if not math.isfinite(value) or value <= 0:
+        raise SettingsError(f"{name} must be a finite number > 0, got {raw!r}")
     return value
 
 
@@ -158,6 +170,22 @@ class Settings:
     webhook_concurrency: int = 200
     webhook_per_host_concurrency: int = 20
     relay_interval_s: float = 0.5
+    db_statement_timeout_s: float | None = None
+    db_idle_tx_timeout_s: float | None = None
+    export_concurrency: int = 2
+    export_concurrency_per_workspace: int = 1
+    export_deadline_s: float = 120.0
+    export_write_timeout_s: float = 20.0
+
+    def db_timeouts(self, process: str) -> tuple[float, float]:
+        """(statement_timeout, idle_in_transaction_session_timeout) of `process`'s sessions.
+
+        An export's transaction idles while its client reads; the export deadline ends it
+        first, so analytics's idle limit defaults to that deadline plus 30 s (a backstop)."""
+        statement, idle = DB_TIMEOUTS.get(process, DEFAULT_DB_TIMEOUTS)
+        if process == "analytics":
+            idle = self.export_deadline_s + 30.0
+        return (self.db_statement_timeout_s or statement, self.db_idle_tx_timeout_s or idle)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, *,
@@ -170,6 +198,10 @@ class Settings:
         log_format = e.get("LOG_FORMAT", "json").strip() or "json"
         if log_format not in ("json", "console"):
             raise SettingsError(f"LOG_FORMAT must be json or console, got {log_format!r}")
+        pool_max, exports = _int(e, "DB_POOL_MAX", 10, 1), _int(e, "EXPORT_CONCURRENCY", 2, 1)
+        if exports >= pool_max:  # exports would hold every connection and starve the reports
+            raise SettingsError(f"EXPORT_CONCURRENCY ({exports}) must be below DB_POOL_MAX "
+                                f"({pool_max})")
         ideas_port = _int(e, "IDEAS_PORT", 8081, 1)
         customers_port = _int(e, "CUSTOMERS_PORT", 8082, 1)
         webhooks_port = _int(e, "WEBHOOKS_PORT", 8083, 1)
@@ -197,7 +229,7 @@ class Settings:
             log_format=log_format,
             log_level=(e.get("LOG_LEVEL") or "info").lower(),
             db_pool_min=_int(e, "DB_POOL_MIN", 1, 0),
-            db_pool_max=_int(e, "DB_POOL_MAX", 10, 1),
+            db_pool_max=pool_max,
             shutdown_timeout_s=_float(e, "SHUTDOWN_TIMEOUT_S", 15.0),
             key_cache_ttl_s=_float(e, "KEY_CACHE_TTL_S", 2.0),
             unauthenticated_rpm=_int(e, "UNAUTHENTICATED_RPM", 60, 1),
@@ -211,6 +243,12 @@ class Settings:
             webhook_concurrency=_int(e, "WEBHOOK_CONCURRENCY", 200, 1),
             webhook_per_host_concurrency=_int(e, "WEBHOOK_PER_HOST_CONCURRENCY", 20, 1),
             relay_interval_s=_float(e, "RELAY_INTERVAL_S", 0.5),
+            db_statement_timeout_s=_float(e, "DB_STATEMENT_TIMEOUT_S", 0.0) or None,
+            db_idle_tx_timeout_s=_float(e, "DB_IDLE_TX_TIMEOUT_S", 0.0) or None,
+            export_concurrency=exports,
+            export_concurrency_per_workspace=_int(e, "EXPORT_CONCURRENCY_PER_WORKSPACE", 1, 1),
+            export_deadline_s=_float(e, "EXPORT_DEADLINE_S", 120.0),
+            export_write_timeout_s=_float(e, "EXPORT_WRITE_TIMEOUT_S", 20.0),
         )
 
 

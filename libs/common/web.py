@@ -195,22 +195,26 @@ def mount_routes(app: web.Application, routes: Iterable[Route], views: Any) -> N
 
 # ---- cleanup contexts -------------------------------------------------------------------
 
-def pg_context(dsn: str | None = None, read_only: bool = False) -> Callable[[web.Application], AsyncIterator[None]]:
+def pg_context(dsn: str | None = None) -> Callable[[web.Application], AsyncIterator[None]]:
     async def ctx(app: web.Application) -> AsyncIterator[None]:
         s = app[SETTINGS]
         pool = await db.create_pool(dsn or s.database_url, minsize=s.db_pool_min,
-                                    maxsize=s.db_pool_max, read_only=read_only,
+                                    maxsize=s.db_pool_max, timeouts=s.db_timeouts(app[PROCESS]),
                                     application_name=f"ims-{app[PROCESS]}")
         app[PG_POOL] = pool
         yield
-        pool.close()
-        try:  # a connection still held by a stuck task must not hold up the exit
-            await asyncio.wait_for(pool.wait_closed(), timeout=5.0)
-        except asyncio.TimeoutError:
-            log.warning("pool_close_timeout")
-            pool.terminate()
+        await close_pool(pool)
 
     return ctx
+
+
+async def close_pool(pool: aiopg.Pool) -> None:
+    pool.close()
+    try:  # a connection still held by a stuck task must not hold up the exit
+        await asyncio.wait_for(pool.wait_closed(), timeout=5.0)
+    except asyncio.TimeoutError:
+        log.warning("pool_close_timeout")
+        pool.terminate()
 
 
 def broker_context(consumers: dict[str, Handler] | None = None, schema: str | None = None,

@@ -155,7 +155,8 @@ async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
         return await idempotency.run_once(app[PG_POOL], request[KEY].workspace_id, key,
                                           fingerprint, extra, whole)
     if route.export or not target.lean:  # exports stream, whatever their size
-        return await forward(app[PROXY_SESSION], request, target.base, headers, body, extra)
+        return await forward(app[PROXY_SESSION], request, target.base, headers, body, extra,
+                             write_timeout_s=app[SETTINGS].export_write_timeout_s)
     return await whole()
 
 

@@ -43,6 +43,12 @@ RATE_HEADERS = {
 }
 
 
+RETRY_AFTER_503 = {"Retry-After": {
+    "schema": {"type": "integer"},
+    "description": "Seconds to wait before retrying, when the service knows: a busy export "
+                   "(all export slots taken) or a statement that ran past its time limit"}}
+
+
 class _Schemas:
     def __init__(self) -> None:
         self.components: dict[str, Any] = {"Error": ERROR_SCHEMA}
@@ -110,6 +116,7 @@ def _operation(route: Route, schemas: _Schemas) -> dict[str, Any]:
     for status, desc in ERROR_STATUSES.items():
         responses.setdefault(status, {"description": desc, "content": {
             "application/json": {"schema": {"$ref": REF.format(model="Error")}}}})
+    responses["503"].setdefault("headers", {}).update(RETRY_AFTER_503)
     op["responses"] = responses
     return op
 

@@ -12,11 +12,14 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import aiohttp
+import structlog
 from aiohttp import web
 from multidict import CIMultiDict
 
 from libs.common.caller import H_REQUEST_ID
 from libs.common.errors import ServiceUnavailable
+from libs.common.streaming import (bound_receive_buffer, bound_send_buffer, cut_off,
+                                   write_within)
 
 from .upstream import UpstreamError, UpstreamPool
 
@@ -28,6 +31,7 @@ _DROP_REQUEST = frozenset({"connection", "keep-alive", "transfer-encoding", "te"
 _DROP_RESPONSE = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length",
                             "server", "date"})
 BUFFER_LIMIT = 256 * 1024
+log = structlog.get_logger("proxy")
 
 
 @dataclass(frozen=True)
@@ -83,8 +87,13 @@ async def relay_whole(pool: UpstreamPool, request: web.Request, target: Target,
 
 async def forward(session: aiohttp.ClientSession, request: web.Request, base: str,
                   headers: list[tuple[str, str]], body: bytes | None,
-                  extra: dict[str, str], buffer: bool = False) -> web.StreamResponse:
-    """Send the request with aiohttp; small answers come back whole, large ones stream."""
+                  extra: dict[str, str], buffer: bool = False,
+                  write_timeout_s: float = 20.0) -> web.StreamResponse:
+    """Send the request with aiohttp; small answers come back whole, large ones stream.
+
+    A streamed answer gives the client `write_timeout_s` for each 64 KiB; a client that reads
+    slower, or a service that breaks off mid-answer, gets its connection cut (reset): once the
+    status line is out, no error answer can follow it."""
     url = base + request.raw_path
     try:
         up = await session.request(request.method, url, headers=CIMultiDict(headers),
@@ -102,8 +111,15 @@ async def forward(session: aiohttp.ClientSession, request: web.Request, base: st
         if length is not None:
             resp.content_length = length
         await resp.prepare(request)
-        async for chunk in up.content.iter_any():
-            await resp.write(chunk)
+        bound_send_buffer(request)
+        bound_receive_buffer(up.connection.transport if up.connection else None)
+        try:
+            async for chunk in up.content.iter_any():
+                await write_within(resp, chunk, write_timeout_s)
+        except (TimeoutError, aiohttp.ClientError, ConnectionError) as err:
+            log.warning("stream_cut_off", path=request.path, error=repr(err))
+            cut_off(request)
+            return resp
         await resp.write_eof()
         return resp
     finally:
