@@ -16,7 +16,8 @@ from datetime import datetime, timezone
 from typing import Annotated, Any, TypeVar
 
 from aiohttp import web
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
+                      ValidationError)
 
 from .errors import InvalidJson, NotFound, PayloadTooLarge, ValidationFailed
 
@@ -68,7 +69,9 @@ def _utc(value: datetime) -> datetime:
 
 
 # A date-time query parameter: RFC 3339 only (a number or a bare date is refused), in UTC.
-UtcDateTime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_utc)]
+UtcDateTime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_utc), Field(
+    description="An RFC 3339 date-time with an offset, e.g. 2024-01-31T12:00:00Z; a number or "
+                "a bare date is refused")]
 
 
 def loc_to_field(loc: tuple[int | str, ...]) -> str:
