@@ -68,6 +68,8 @@ render_variant() {
 render_all() {
     local out=$1 variant
     mkdir -p "$out"
+    # overlays/dev reads its generated secrets from a git-ignored file: make it when missing.
+    sh scripts/k8s_dev_secrets.sh >&2
     for variant in "${VARIANTS[@]}"; do
         # shellcheck disable=SC2086  # a variant is a list of words
         render_variant "$out" $variant

@@ -2,18 +2,30 @@
 
 Storage functions take a cursor, not the app, so that one handler can run several in one
 transaction: `async with transaction(pool) as cur:` (aiopg is autocommit otherwise).
+
+Every pool of every process is made by `create_pool`, whose sessions carry the process's
+`statement_timeout` and `idle_in_transaction_session_timeout` (Settings.db_timeouts): no
+statement runs, and no transaction stays open, without end. A statement the server cancels
+(its statement_timeout, or an operator's pg_cancel_backend) raises `QueryTimeout`, a 503, where
+aiopg would raise CancelledError (see `_poll` below).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import aiopg
+import aiopg.connection
 import psycopg2
+import psycopg2.errors
 import psycopg2.extensions
 import psycopg2.extras
+
+from .errors import QueryTimeout
+from .settings import DEFAULT_DB_TIMEOUTS
 
 psycopg2.extras.register_uuid()
 # JSON columns arrive as text: the service passes them through as orjson fragments or
@@ -24,15 +36,43 @@ psycopg2.extras.register_default_jsonb(loads=lambda s: s, globally=True)
 Row = dict[str, Any]
 
 
-async def create_pool(dsn: str, *, minsize: int = 1, maxsize: int = 10,
-                      read_only: bool = False, application_name: str = "ims") -> aiopg.Pool:
-    """A pool whose sessions run in UTC (and read-only, for the analytics role)."""
-    options = "-c timezone=UTC"
-    if read_only:
-        options += " -c default_transaction_read_only=on"
+_aiopg_poll = aiopg.connection.Connection._poll
+
+
+async def _poll(self: aiopg.connection.Connection, waiter: Any, timeout: float) -> Any:
+    # aiopg turns a statement the server cancelled into asyncio.CancelledError, which every
+    # handler and background loop takes for "this task is being stopped": a request would be
+    # dropped without an answer, a consumer loop would end. When this task was not asked to
+    # stop, raise it as the error it is.
+    try:
+        return await _aiopg_poll(self, waiter, timeout)
+    except asyncio.CancelledError as err:
+        task = asyncio.current_task()
+        cause = err.__context__
+        if isinstance(cause, psycopg2.errors.QueryCanceled) and task is not None \
+                and not task.cancelling():
+            raise QueryTimeout() from cause
+        raise
+
+
+aiopg.connection.Connection._poll = _poll  # type: ignore[method-assign]
+
+
+def session_options(timeouts: tuple[float, float], *extra: str) -> str:
+    """libpq `options`: UTC, the two timeouts (seconds, given to PostgreSQL in ms), `extra`."""
+    statement_s, idle_s = timeouts
+    return " ".join(["-c timezone=UTC", f"-c statement_timeout={round(statement_s * 1000)}",
+                     f"-c idle_in_transaction_session_timeout={round(idle_s * 1000)}", *extra])
+
+
+async def create_pool(dsn: str, *, timeouts: tuple[float, float] = DEFAULT_DB_TIMEOUTS,
+                      minsize: int = 1,
+                      maxsize: int = 10, application_name: str = "ims",
+                      extra_options: Sequence[str] = ()) -> aiopg.Pool:
+    """A pool whose sessions run in UTC with `timeouts` (statement, idle in transaction)."""
     return await aiopg.create_pool(
         dsn, minsize=minsize, maxsize=maxsize, timeout=30.0, pool_recycle=300.0,
-        options=options, application_name=application_name,
+        options=session_options(timeouts, *extra_options), application_name=application_name,
     )
 
 

@@ -15,6 +15,7 @@
     ├── LimitExceeded           422 limit_exceeded
     ├── RateLimited             429 rate_limited
     └── ServiceUnavailable      503 service_unavailable
+        └── QueryTimeout        503 service_unavailable (a statement ran past its timeout)
 """
 
 from __future__ import annotations
@@ -127,3 +128,13 @@ class ServiceUnavailable(ApiError):
     """A dependency is down; retry later."""
 
     status, code, default_message = 503, "service_unavailable", "Service temporarily unavailable"
+
+
+class QueryTimeout(ServiceUnavailable):
+    """The database cancelled a statement (statement_timeout): retry shortly."""
+
+    default_message = "The database did not answer in time; retry shortly"
+
+    def __init__(self, message: str | None = None, **kw: Any) -> None:
+        kw.setdefault("headers", {"Retry-After": "1"})
+        super().__init__(message, **kw)

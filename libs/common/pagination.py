@@ -13,15 +13,24 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from .errors import ValidationFailed
 
 DEFAULT_LIMIT = 25
 MAX_LIMIT = 100
+
+
+# The `cursor` query parameter of every paginated list: an empty `cursor=` is the same as none
+# (CONTRACT section 3), so a client may pass `nextCursor` back without checking it first.
+CursorParam = Annotated[
+    str | None,
+    BeforeValidator(lambda value: value or None),
+    Field(description="`nextCursor` of the previous page; absent or empty for the first page"),
+]
 
 
 def scope_digest(scope: dict[str, Any]) -> str:

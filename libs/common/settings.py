@@ -1,20 +1,41 @@
 """Configuration: environment variables read once into one frozen, typed object.
 
 A bad value fails the process at start, naming the variable. Every variable has a default
-that works on a laptop (CONTRACT section 1).
+that works on a laptop (CONTRACT section 1), except the two shared secrets: a process refuses
+to start when `INTERNAL_TOKEN` or `CURSOR_SECRET` is unset, shorter than 32 characters or a
+placeholder (CONTRACT section 11). `make run` and `make test` generate both.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 DEFAULT_RETRY_SCHEDULE = "0,5,300,1800,7200,18000,36000,36000"
-_DEV_TOKEN = "ims-dev-internal-token-change-me"
-_DEV_CURSOR_SECRET = "ims-dev-cursor-secret-change-me"
+SECRET_NAMES = ("INTERNAL_TOKEN", "CURSOR_SECRET")
+MIN_SECRET_LENGTH = 32
+# What example and development values say of themselves (compared with case, spaces and
+# punctuation folded away): CHANGE_ME, not-a-secret, <your secret here>, ...
+PLACEHOLDER_WORDS = ("changeme", "placeholder", "notasecret", "replaceme", "yoursecret",
+                     "secrethere", "example", "dummy", "insecure", "xxxxxxxx")
+# Fewer distinct characters than this is a pattern, not a random value ("aaaa...", "abab...").
+MIN_DISTINCT_CHARACTERS = 5
+# Each process's database sessions: (statement_timeout, idle_in_transaction_session_timeout) in
+# seconds, unless DB_STATEMENT_TIMEOUT_S / DB_IDLE_TX_TIMEOUT_S say otherwise. What the longest
+# legitimate statement and transaction of the process need, with room (docs/running.md).
+DB_TIMEOUTS: dict[str, tuple[float, float]] = {
+    "gateway": (5.0, 10.0),     # key look-ups, rate counters, idempotency rows: milliseconds
+    "ideas": (30.0, 30.0),      # batches of 100 and merges: well under a second
+    "customers": (30.0, 30.0),
+    "webhooks": (30.0, 30.0),   # claims and fan-out batches
+    "analytics": (60.0, 0.0),   # reports over 1M ideas: ~0.2 s; idle: see db_timeouts
+}
+DEFAULT_DB_TIMEOUTS = (30.0, 30.0)
 
 
 class SettingsError(ValueError):
@@ -42,8 +63,8 @@ def _float(env: dict[str, str], name: str, default: float) -> float:
         value = float(raw)
     except ValueError as err:
         raise SettingsError(f"{name} must be a number, got {raw!r}") from err
-    if value <= 0:
-        raise SettingsError(f"{name} must be > 0, got {value}")
+    if not math.isfinite(value) or value <= 0:
+        raise SettingsError(f"{name} must be a finite number > 0, got {raw!r}")
     return value
 
 
@@ -58,11 +79,16 @@ def _bool(env: dict[str, str], name: str, default: bool) -> bool:
     raise SettingsError(f"{name} must be 0 or 1, got {raw!r}")
 
 
-def _secrets(env: dict[str, str], name: str, default: str) -> tuple[str, ...]:
+def _secrets(env: dict[str, str], name: str, required: bool) -> tuple[str, ...]:
     """A secret, or several separated by commas while one replaces another (SECURITY.md): the
-    first is the one used (sent, or signing), every one is accepted."""
+    first is the one used (sent, or signing), every one is accepted. Each must be a real secret
+    (`secret_problem`); the message names the variable, never the value."""
     values = tuple(v.strip() for v in env.get(name, "").split(",") if v.strip())
-    return values or (default,)
+    for value in values or ("",):
+        problem = secret_problem(name, value)
+        if problem is not None and required:
+            raise SettingsError(problem)
+    return values
 
 
 def _urls(env: dict[str, str], name: str, default_port: int) -> tuple[str, ...]:
@@ -98,6 +124,21 @@ def _networks(env: dict[str, str], name: str) -> tuple[str, ...]:
     return nets
 
 
+def secret_problem(name: str, value: str) -> str | None:
+    """Why `value` cannot serve as the shared secret `name`, or None. Never quotes the value."""
+    hint = "generate one with: python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
+    if not value:
+        return f"{name} is not set; {hint}"
+    if len(value) < MIN_SECRET_LENGTH:
+        return (f"{name} is too short ({len(value)} characters, at least {MIN_SECRET_LENGTH} "
+                f"needed); {hint}")
+    folded = re.sub(r"[^a-z0-9]", "", value.lower())
+    if any(word in folded for word in PLACEHOLDER_WORDS) or \
+            len(set(value)) < MIN_DISTINCT_CHARACTERS:
+        return f"{name} is a placeholder, not a secret; {hint}"
+    return None
+
+
 def _role(raw: str) -> str:
     # It becomes a connection option: a plain identifier only (empty disables it).
     if raw and not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", raw):
@@ -127,8 +168,8 @@ class Settings:
     analytics_urls: tuple[str, ...] = ("http://127.0.0.1:8084",)
     mcp_urls: tuple[str, ...] = ("http://127.0.0.1:8085",)
     # INTERNAL_TOKEN and CURSOR_SECRET: the first value is used, all are accepted (rotation).
-    internal_tokens: tuple[str, ...] = (_DEV_TOKEN,)
-    cursor_secrets: tuple[str, ...] = (_DEV_CURSOR_SECRET,)
+    internal_tokens: tuple[str, ...] = ()
+    cursor_secrets: tuple[str, ...] = ()
     demo: bool = True
     log_format: str = "json"
     log_level: str = "info"
@@ -154,16 +195,22 @@ class Settings:
     webhook_concurrency: int = 200
     webhook_per_host_concurrency: int = 20
     relay_interval_s: float = 0.5
+    db_statement_timeout_s: float | None = None
+    db_idle_tx_timeout_s: float | None = None
+    export_concurrency: int = 2
+    export_concurrency_per_workspace: int = 1
+    export_deadline_s: float = 120.0
+    export_write_timeout_s: float = 20.0
 
     @property
     def internal_token(self) -> str:
         """The token this process sends; it accepts every one of `internal_tokens`."""
-        return self.internal_tokens[0]
+        return self.internal_tokens[0] if self.internal_tokens else ""
 
     @property
     def cursor_secret(self) -> str:
         """The secret new cursors are signed with; every one of `cursor_secrets` verifies."""
-        return self.cursor_secrets[0]
+        return self.cursor_secrets[0] if self.cursor_secrets else ""
 
     @property
     def peer_idle_s(self) -> float:
@@ -172,17 +219,31 @@ class Settings:
         one just as it is reused; at most 30 s."""
         return min(30.0, self.http_keepalive_timeout_s / 2)
 
-    @property
-    def insecure_defaults(self) -> bool:
-        """True when a shared secret still has its development default."""
-        return _DEV_TOKEN in self.internal_tokens or _DEV_CURSOR_SECRET in self.cursor_secrets
+    def db_timeouts(self, process: str) -> tuple[float, float]:
+        """(statement_timeout, idle_in_transaction_session_timeout) of `process`'s sessions.
+
+        An export's transaction idles while its client reads; the export deadline ends it
+        first, so analytics's idle limit defaults to that deadline plus 30 s (a backstop)."""
+        statement, idle = DB_TIMEOUTS.get(process, DEFAULT_DB_TIMEOUTS)
+        if process == "analytics":
+            idle = self.export_deadline_s + 30.0
+        return (self.db_statement_timeout_s or statement, self.db_idle_tx_timeout_s or idle)
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+    def from_env(cls, env: dict[str, str] | None = None, *,
+                 require_secrets: bool = True) -> Settings:
+        """The settings of `env` (default: the process environment).
+
+        `require_secrets=False` is for tools that use neither secret (the admin CLI); every
+        process that serves or signs anything requires both."""
         e = dict(os.environ if env is None else env)
         log_format = e.get("LOG_FORMAT", "json").strip() or "json"
         if log_format not in ("json", "console"):
             raise SettingsError(f"LOG_FORMAT must be json or console, got {log_format!r}")
+        pool_max, exports = _int(e, "DB_POOL_MAX", 10, 1), _int(e, "EXPORT_CONCURRENCY", 2, 1)
+        if exports >= pool_max:  # exports would hold every connection and starve the reports
+            raise SettingsError(f"EXPORT_CONCURRENCY ({exports}) must be below DB_POOL_MAX "
+                                f"({pool_max})")
         ideas_port = _int(e, "IDEAS_PORT", 8081, 1)
         customers_port = _int(e, "CUSTOMERS_PORT", 8082, 1)
         webhooks_port = _int(e, "WEBHOOKS_PORT", 8083, 1)
@@ -208,13 +269,13 @@ class Settings:
             webhooks_urls=_urls(e, "WEBHOOKS_URLS", webhooks_port),
             analytics_urls=_urls(e, "ANALYTICS_URLS", analytics_port),
             mcp_urls=_urls(e, "MCP_URLS", mcp_port),
-            internal_tokens=_secrets(e, "INTERNAL_TOKEN", _DEV_TOKEN),
-            cursor_secrets=_secrets(e, "CURSOR_SECRET", _DEV_CURSOR_SECRET),
+            internal_tokens=_secrets(e, "INTERNAL_TOKEN", require_secrets),
+            cursor_secrets=_secrets(e, "CURSOR_SECRET", require_secrets),
             demo=_bool(e, "DEMO", True),
             log_format=log_format,
             log_level=(e.get("LOG_LEVEL") or "info").lower(),
             db_pool_min=_int(e, "DB_POOL_MIN", 1, 0),
-            db_pool_max=_int(e, "DB_POOL_MAX", 10, 1),
+            db_pool_max=pool_max,
             shutdown_timeout_s=_float(e, "SHUTDOWN_TIMEOUT_S", 15.0),
             key_cache_ttl_s=_float(e, "KEY_CACHE_TTL_S", 2.0),
             key_cache_size=_int(e, "KEY_CACHE_SIZE", 10_000, 1),
@@ -233,4 +294,20 @@ class Settings:
             webhook_concurrency=_int(e, "WEBHOOK_CONCURRENCY", 200, 1),
             webhook_per_host_concurrency=_int(e, "WEBHOOK_PER_HOST_CONCURRENCY", 20, 1),
             relay_interval_s=_float(e, "RELAY_INTERVAL_S", 0.5),
+            db_statement_timeout_s=_float(e, "DB_STATEMENT_TIMEOUT_S", 0.0) or None,
+            db_idle_tx_timeout_s=_float(e, "DB_IDLE_TX_TIMEOUT_S", 0.0) or None,
+            export_concurrency=exports,
+            export_concurrency_per_workspace=_int(e, "EXPORT_CONCURRENCY_PER_WORKSPACE", 1, 1),
+            export_deadline_s=_float(e, "EXPORT_DEADLINE_S", 120.0),
+            export_write_timeout_s=_float(e, "EXPORT_WRITE_TIMEOUT_S", 20.0),
         )
+
+
+def load_or_exit(process: str) -> Settings:
+    """A process's settings; a bad value ends the process with a message naming the variable
+    (exit status 2) instead of a traceback."""
+    try:
+        return Settings.from_env()
+    except SettingsError as err:
+        print(f"ims-{process}: configuration error: {err}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None

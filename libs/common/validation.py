@@ -2,18 +2,23 @@
 
 Bodies are validated in strict JSON mode (no type coercion; unknown properties refused when the
 model forbids extras). Query strings are validated in lax mode, since every value arrives as a
-string. The first error becomes `validation_error` with `field` naming the offender, nested as
-`ideas[3].title`.
+string, except date-times: pydantic's lax parsing takes `0.5` or `1700000000` for a Unix time
+and `2024-01-01` for midnight, so `UtcDateTime` first checks the RFC 3339 form (CONTRACT
+section 3). The first error becomes `validation_error` with `field` naming the offender, nested
+as `ideas[3].title`.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import datetime, timezone
 from typing import Annotated, Any, TypeVar
 
+import orjson
 from aiohttp import web
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
+                      ValidationError)
 
 from .errors import InvalidJson, NotFound, PayloadTooLarge, ValidationFailed
 
@@ -42,6 +47,19 @@ def _plus_back(value: Any) -> Any:
     return value
 
 
+# RFC 3339 section 5.6 `date-time`: full date, `T`, full time with optional fraction, and an
+# offset (`Z` or +hh:mm). The ranges of each part are left to the datetime parser.
+RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})")
+
+
+def _rfc3339(value: Any) -> Any:
+    value = _plus_back(value)
+    if not isinstance(value, str) or not RFC3339.fullmatch(value):
+        raise ValueError("must be an RFC 3339 date-time such as 2024-01-31T12:00:00Z")
+    return value
+
+
 def _utc(value: datetime) -> datetime:
     if value.tzinfo is None:
         return value.replace(tzinfo=timezone.utc)
@@ -51,7 +69,10 @@ def _utc(value: datetime) -> datetime:
         raise ValueError("date-time out of range") from None
 
 
-UtcDateTime = Annotated[datetime, BeforeValidator(_plus_back), AfterValidator(_utc)]
+# A date-time query parameter: RFC 3339 only (a number or a bare date is refused), in UTC.
+UtcDateTime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_utc), Field(
+    description="An RFC 3339 date-time with an offset, e.g. 2024-01-31T12:00:00Z; a number or "
+                "a bare date is refused")]
 
 
 def loc_to_field(loc: tuple[int | str, ...]) -> str:
@@ -154,3 +175,12 @@ def path_uuid(request: web.Request, name: str = "id") -> uuid.UUID:
         return uuid.UUID(request.match_info[name])
     except (KeyError, ValueError) as err:
         raise NotFound() from err
+
+
+def stored_json_size(value: Any) -> int:
+    """Bytes of `value` as the compact UTF-8 JSON text it is stored as. `ValueError` when it
+    cannot be stored at all (an integer beyond 64 bits, say)."""
+    try:
+        return len(orjson.dumps(value))
+    except orjson.JSONEncodeError as err:
+        raise ValueError("cannot be stored (integers must fit in 64 bits)") from err

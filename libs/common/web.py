@@ -215,22 +215,26 @@ def mount_routes(app: web.Application, routes: Iterable[MountableRoute], views: 
 
 # ---- cleanup contexts -------------------------------------------------------------------
 
-def pg_context(dsn: str | None = None, read_only: bool = False) -> Callable[[web.Application], AsyncIterator[None]]:
+def pg_context(dsn: str | None = None) -> Callable[[web.Application], AsyncIterator[None]]:
     async def ctx(app: web.Application) -> AsyncIterator[None]:
         s = app[SETTINGS]
         pool = await db.create_pool(dsn or s.database_url, minsize=s.db_pool_min,
-                                    maxsize=s.db_pool_max, read_only=read_only,
+                                    maxsize=s.db_pool_max, timeouts=s.db_timeouts(app[PROCESS]),
                                     application_name=f"ims-{app[PROCESS]}")
         app[PG_POOL] = pool
         yield
-        pool.close()
-        try:  # a connection still held by a stuck task must not hold up the exit
-            await asyncio.wait_for(pool.wait_closed(), timeout=5.0)
-        except asyncio.TimeoutError:
-            log.warning("pool_close_timeout")
-            pool.terminate()
+        await close_pool(pool)
 
     return ctx
+
+
+async def close_pool(pool: aiopg.Pool) -> None:
+    pool.close()
+    try:  # a connection still held by a stuck task must not hold up the exit
+        await asyncio.wait_for(pool.wait_closed(), timeout=5.0)
+    except asyncio.TimeoutError:
+        log.warning("pool_close_timeout")
+        pool.terminate()
 
 
 def broker_context(consumers: dict[str, Handler] | None = None, schema: str | None = None,
@@ -413,10 +417,7 @@ async def _cleanup(runners: list[Runner]) -> None:
 
 def run(app: web.Application, host: str, port: int, metrics_port: int | None = None) -> None:
     """The process's main: uvloop when available, `serve` until told to stop."""
-    settings = app[SETTINGS]
     log.info("starting", process=app[PROCESS], host=host, port=port)
-    if settings.insecure_defaults:
-        log.warning("insecure_defaults", hint="set INTERNAL_TOKEN and CURSOR_SECRET")
     try:
         import uvloop
 

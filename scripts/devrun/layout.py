@@ -177,7 +177,12 @@ def _write_private(path: Path, values: Mapping[str, str]) -> None:
 
 def load_secrets(path: Path, environ: Mapping[str, str]) -> dict[str, str]:
     """INTERNAL_TOKEN and CURSOR_SECRET: the environment's, else those kept in `path` (mode 600),
-    generated there once when missing."""
+    generated there once when missing. Each must pass the rule the processes apply at start
+    (at least 32 characters, no placeholder): refused here, by name, before anything starts,
+    rather than as a crash loop of every process."""
+    # The processes' own rule; the project is installed in the virtualenv this runs from.
+    from libs.common.settings import secret_problem
+
     stored = read_env_file(path) if path.exists() else {}
     missing = [name for name in SECRET_NAMES if not environ.get(name) and not stored.get(name)]
     if missing:
@@ -185,4 +190,11 @@ def load_secrets(path: Path, environ: Mapping[str, str]) -> dict[str, str]:
         _write_private(path, stored)
     elif path.exists() and path.stat().st_mode & 0o077:
         path.chmod(0o600)
-    return {name: environ.get(name) or stored[name] for name in SECRET_NAMES}
+    values = {name: environ.get(name) or stored[name] for name in SECRET_NAMES}
+    for name, value in values.items():
+        problem = secret_problem(name, value)
+        if problem is not None:
+            where = ("in the environment" if environ.get(name)
+                     else f"kept in {path} (fix or delete it)")
+            raise DevenvError(f"{problem} ({name} {where})")
+    return values

@@ -1,14 +1,14 @@
 """`ims-analytics`: the analytics service process."""
 
 from libs.common.logging import configure_logging
-from libs.common.settings import Settings
+from libs.common.settings import load_or_exit
 from libs.common.web import run
 
 from .app import create_analytics_app
 
 
 def main() -> None:
-    settings = Settings.from_env()
+    settings = load_or_exit("analytics")
     configure_logging(settings.log_format, settings.log_level, "analytics")
     run(create_analytics_app(settings), settings.service_host, settings.analytics_port)
 

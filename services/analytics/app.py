@@ -10,37 +10,39 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import aiopg
 from aiohttp import web
 
+from libs.common import db
 from libs.common.settings import Settings
-from libs.common.web import PG_POOL, PROCESS, SETTINGS, create_app, http_context, mount_routes
+from libs.common.web import (PG_POOL, PROCESS, SETTINGS, close_pool, create_app, http_context,
+                             mount_routes)
 
 from . import views
 from libs.api.analytics.routes import ROUTES
+from .slots import ExportSlots
 
 
 async def readonly_pg(app: web.Application) -> AsyncIterator[None]:
     s = app[SETTINGS]
     # jit off: compiling a report's plan costs more than it saves at these sizes; work_mem
     # lets the signals report hash its (platform, idea) pairs in memory instead of spilling.
-    options = ("-c timezone=UTC -c default_transaction_read_only=on -c jit=off"
-               " -c work_mem=64MB")
+    options = ["-c default_transaction_read_only=on", "-c jit=off", "-c work_mem=64MB"]
     if s.analytics_db_role:
         # Set at connection start, so no statement of the process ever runs as the login user.
-        options += f" -c role={s.analytics_db_role}"
-    pool = await aiopg.create_pool(
+        options.append(f"-c role={s.analytics_db_role}")
+    pool = await db.create_pool(
         s.analytics_database_url or s.database_url, minsize=s.db_pool_min, maxsize=s.db_pool_max,
-        timeout=30.0, pool_recycle=300.0, options=options,
+        timeouts=s.db_timeouts(app[PROCESS]), extra_options=options,
         application_name=f"ims-{app[PROCESS]}")
     app[PG_POOL] = pool
     yield
-    pool.close()
-    await pool.wait_closed()
+    await close_pool(pool)
 
 
 def create_analytics_app(settings: Settings) -> web.Application:
     app = create_app(settings, "analytics")
+    app[views.EXPORT_SLOTS] = ExportSlots(settings.export_concurrency,
+                                          settings.export_concurrency_per_workspace)
     app.cleanup_ctx.append(readonly_pg)
     app.cleanup_ctx.append(http_context)  # to let the ideas service create default stages
     mount_routes(app, ROUTES, views)

@@ -3,25 +3,38 @@
 Memory stays flat in the number of rows: at most one batch of rows is held at a time. The
 first batch is fetched before the response starts, so a failing query still answers with the
 error envelope; after that a failure can only cut the stream short.
+
+An export holds a pooled connection and an open transaction while its client reads, so it is
+bounded three ways (docs/analytics.md): a slot (`slots.py`), an overall deadline
+(`EXPORT_DEADLINE_S`), and a write timeout per 64 KiB (`EXPORT_WRITE_TIMEOUT_S`) that cuts off a
+client reading a byte at a time. A cut-off resets the client's connection and gives the
+connection back to the pool (rolled back, or closed if a statement was interrupted).
 """
 
 from __future__ import annotations
 
-import contextlib
-
+import asyncio
 import csv
 import io
+from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from decimal import Decimal
 from typing import Any
 
 import aiopg
 import orjson
+import structlog
 from aiohttp import web
+from prometheus_client import Counter
 
+from libs.common.errors import ServiceUnavailable
+from libs.common.streaming import bound_send_buffer, cut_off, write_within
 from libs.common.web import JSON_OPTS
 
 from .exports import Export
+
+log = structlog.get_logger("export")
+CUT_OFF = Counter("ims_exports_cut_off_total", "Exports cut off before their end", ["reason"])
 
 BATCH = 500
 # Characters that make a spreadsheet read a cell as a formula (CSV injection).
@@ -34,10 +47,10 @@ def guard(text: str) -> str:
 
 
 def cell(value: Any) -> Any:
-    """One CSV cell: guarded, times as in JSON, booleans as JSON words, null empty.
+    """One CSV cell: text guarded, numbers and booleans as they are, times as in JSON, null empty.
 
-    The guard applies to every cell, numbers included: the contract names the cell's first
-    character, not its type, so a negative number is written as `'-5` (docs/analytics.md).
+    Only text is guarded: a number is written as it is (`-1` stays `-1`, CONTRACT section 9),
+    so a spreadsheet reads it back as the number it is (docs/analytics.md).
     """
     if value is None:
         return ""
@@ -46,7 +59,7 @@ def cell(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float, Decimal)):
-        return guard(str(value))
+        return str(value)
     if isinstance(value, (datetime, date)):
         return orjson.dumps(value, option=JSON_OPTS)[1:-1].decode()
     return guard(str(value))
@@ -90,29 +103,71 @@ class Encoder:
         return body
 
 
-async def stream_export(request: web.Request, pool: aiopg.Pool, export: Export,
-                        fmt: str) -> web.StreamResponse:
-    enc = Encoder(export, fmt)
-    async with pool.acquire() as conn, conn.cursor() as cur:
-        # A cursor that outlives one statement needs a transaction (aiopg is autocommit).
-        await cur.execute("BEGIN READ ONLY")
-        try:
-            await cur.execute(f"DECLARE export_rows NO SCROLL CURSOR FOR {export.sql}",
-                              export.params)
-            rows = await _fetch(cur)
-            resp = web.StreamResponse(headers=headers(export.kind, fmt))
-            resp.enable_chunked_encoding()
-            await resp.prepare(request)
-            await resp.write(enc.opening())
-            while rows:
-                await resp.write(enc.batch(rows))
-                rows = await _fetch(cur) if len(rows) == BATCH else []
-            await resp.write(enc.closing())
-        finally:
-            with contextlib.suppress(Exception):  # never mask the original error
-                await cur.execute("ROLLBACK")
+@dataclass(frozen=True)
+class Bounds:
+    deadline_s: float       # the whole export, from its first query to its last byte
+    write_timeout_s: float  # each 64 KiB written to the client
+
+
+async def stream_export(request: web.Request, pool: aiopg.Pool, export: Export, fmt: str,
+                        bounds: Bounds) -> web.StreamResponse:
+    resp = web.StreamResponse(headers=headers(export.kind, fmt))
+    resp.enable_chunked_encoding()
+    deadline = asyncio.timeout(bounds.deadline_s)
+    try:
+        async with deadline, pool.acquire() as conn, conn.cursor() as cur:
+            # A cursor that outlives one statement needs a transaction (aiopg is autocommit).
+            await cur.execute("BEGIN READ ONLY")
+            try:
+                await _stream(request, resp, cur, Encoder(export, fmt), bounds.write_timeout_s)
+            finally:
+                await _end(conn, cur)
+    except TimeoutError:
+        reason = "deadline" if deadline.expired() else "write_timeout"
+        if not resp.prepared:  # nothing sent yet: the client can still get an answer
+            raise ServiceUnavailable("The export did not start in time; retry shortly",
+                                     headers={"Retry-After": "5"}) from None
+        CUT_OFF.labels(reason).inc()
+        log.warning("export_cut_off", reason=reason, kind=export.kind, format=fmt)
+        cut_off(request)
+        return resp
+    except ConnectionError:  # the client went away; its connection is gone already
+        log.info("export_client_gone", kind=export.kind, format=fmt)
+        return resp
+    except Exception:
+        if not resp.prepared:
+            raise  # still time for the error envelope
+        # Half an export is out: no error answer can follow it. Logged once, then the client
+        # sees a broken transfer, never a complete-looking one.
+        log.exception("export_failed", kind=export.kind, format=fmt)
+        CUT_OFF.labels("error").inc()
+        cut_off(request)
+        return resp
     await resp.write_eof()
     return resp
+
+
+async def _stream(request: web.Request, resp: web.StreamResponse, cur: aiopg.Cursor,
+                  enc: Encoder, write_timeout_s: float) -> None:
+    export = enc.export
+    await cur.execute(f"DECLARE export_rows NO SCROLL CURSOR FOR {export.sql}", export.params)
+    rows = await _fetch(cur)
+    await resp.prepare(request)
+    bound_send_buffer(request)
+    await write_within(resp, enc.opening(), write_timeout_s)
+    while rows:
+        await write_within(resp, enc.batch(rows), write_timeout_s)
+        rows = await _fetch(cur) if len(rows) == BATCH else []
+    await write_within(resp, enc.closing(), write_timeout_s)
+
+
+async def _end(conn: aiopg.Connection, cur: aiopg.Cursor) -> None:
+    """Roll back; a connection that cannot (a statement was interrupted) is closed, and the
+    pool drops it rather than lend it again mid-transaction."""
+    try:
+        await cur.execute("ROLLBACK")
+    except Exception:  # never mask the original error
+        conn.close()
 
 
 async def _fetch(cur: aiopg.Cursor) -> list[tuple[Any, ...]]:

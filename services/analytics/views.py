@@ -21,7 +21,10 @@ from . import assemble, exports
 from libs.api.analytics.schemas import (DatedExportQuery, DecisionsQuery, ExportQuery, IdeasExportQuery,
                      IdeasOverTimeQuery, NoQuery, RangeQuery, SignalsExportQuery, SignalsQuery)
 from .periods import resolve
-from .stream import stream_export
+from .slots import ExportSlots
+from .stream import Bounds, stream_export
+
+EXPORT_SLOTS = web.AppKey("export_slots", ExportSlots)
 
 
 @contextlib.asynccontextmanager
@@ -108,28 +111,31 @@ async def analytics_categories(request: web.Request) -> web.Response:
     return await _report(request, lambda cur: assemble.categories(cur, ws, rng))
 
 
+async def _export(request: web.Request, export: exports.Export, fmt: str) -> web.StreamResponse:
+    s = request.app[SETTINGS]
+    with request.app[EXPORT_SLOTS].hold(caller(request).workspace_id):
+        return await stream_export(request, request.app[PG_POOL], export, fmt,
+                                   Bounds(s.export_deadline_s, s.export_write_timeout_s))
+
+
 async def export_ideas(request: web.Request) -> web.StreamResponse:
     q = parse_query(request, IdeasExportQuery)
     exports.check_range(q)
-    export = exports.ideas(caller(request).workspace_id, q)
-    return await stream_export(request, request.app[PG_POOL], export, q.format)
+    return await _export(request, exports.ideas(caller(request).workspace_id, q), q.format)
 
 
 async def export_customers(request: web.Request) -> web.StreamResponse:
     q = parse_query(request, ExportQuery)
-    export = exports.customers(caller(request).workspace_id, q)
-    return await stream_export(request, request.app[PG_POOL], export, q.format)
+    return await _export(request, exports.customers(caller(request).workspace_id, q), q.format)
 
 
 async def export_decisions(request: web.Request) -> web.StreamResponse:
     q = parse_query(request, DatedExportQuery)
     exports.check_range(q)
-    export = exports.decisions(caller(request).workspace_id, q)
-    return await stream_export(request, request.app[PG_POOL], export, q.format)
+    return await _export(request, exports.decisions(caller(request).workspace_id, q), q.format)
 
 
 async def export_signals(request: web.Request) -> web.StreamResponse:
     q = parse_query(request, SignalsExportQuery)
     exports.check_range(q)
-    export = exports.signals(caller(request).workspace_id, q)
-    return await stream_export(request, request.app[PG_POOL], export, q.format)
+    return await _export(request, exports.signals(caller(request).workspace_id, q), q.format)

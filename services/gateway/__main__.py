@@ -1,14 +1,14 @@
 """`ims-gateway`: the public listener."""
 
 from libs.common.logging import configure_logging
-from libs.common.settings import Settings
+from libs.common.settings import load_or_exit
 from libs.common.web import run
 
 from .app import create_gateway
 
 
 def main() -> None:
-    settings = Settings.from_env()
+    settings = load_or_exit("gateway")
     configure_logging(settings.log_format, settings.log_level, "gateway")
     run(create_gateway(settings), settings.gateway_host, settings.gateway_port,
         metrics_port=settings.gateway_metrics_port)

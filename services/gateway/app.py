@@ -162,12 +162,14 @@ async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
     extra = {**request[VERDICT].headers(), H_REQUEST_ID: request[REQUEST_ID]}
     body = await read_body(request)
     target = app[UPSTREAMS].next(route.service)
+    write_timeout = app[SETTINGS].export_write_timeout_s
 
     async def relay(keep: int = 0) -> Relayed:
         if target.lean and not route.export:  # exports stream through aiohttp, whatever size
-            return await relay_lean(app[POOL], request, target, headers, body, extra, keep)
+            return await relay_lean(app[POOL], request, target, headers, body, extra, keep,
+                                    write_timeout)
         return await relay_aiohttp(app[PROXY_SESSION], request, target.base, headers, body,
-                                   extra, keep)
+                                   extra, keep, write_timeout)
 
     key = request.headers.get(idempotency.HEADER)
     if request.method == "POST" and key is not None:

@@ -153,6 +153,11 @@ def _error_headers(status: str) -> dict[str, Any]:
             headers[name] = {**COMPONENT_HEADERS[name], "required": False, "description":
                              COMPONENT_HEADERS[name]["description"] + "; absent when the "
                              "failure struck before the request was counted"}
+    if status == "503":
+        headers["Retry-After"] = {**COMPONENT_HEADERS["Retry-After"], "required": False,
+                                  "description": "Seconds to wait, when the service knows: a "
+                                  "busy export (all export slots taken) or a statement that ran "
+                                  "past its time limit"}
     return headers
 
 

@@ -26,6 +26,8 @@ from multidict import CIMultiDict
 from libs.common.caller import H_REQUEST_ID
 from libs.common.errors import PayloadTooLarge, ServiceUnavailable, ValidationFailed
 from libs.common.validation import MAX_BODY
+from libs.common.streaming import (bound_receive_buffer, bound_send_buffer, cut_off,
+                                   write_within)
 
 from .upstream import UpstreamError, UpstreamPool
 
@@ -141,7 +143,8 @@ def _decode(raw: bytes, wbits: int, encoding: str) -> bytes:
 
 async def relay_lean(pool: UpstreamPool, request: web.Request, target: Target,
                      headers: list[tuple[str, str]], body: bytes | None,
-                     extra: dict[str, str], keep: int = 0) -> Relayed:
+                     extra: dict[str, str], keep: int = 0,
+                     write_timeout_s: float = 20.0) -> Relayed:
     """Send the request with the lean client; relay the answer whole or as a stream."""
     try:
         answer = await pool.request(target.host, target.port, _upstream_method(request),
@@ -154,12 +157,13 @@ async def relay_lean(pool: UpstreamPool, request: web.Request, target: Target,
                                     body=answer.body), answer.body)
     stream = answer.stream
     return await _stream(request, answer.status, resp_headers, length, answer.body,
-                         stream.read, stream.abort, keep)
+                         stream.read, stream.abort, keep, write_timeout_s)
 
 
 async def relay_aiohttp(session: aiohttp.ClientSession, request: web.Request, base: str,
                         headers: list[tuple[str, str]], body: bytes | None,
-                        extra: dict[str, str], keep: int = 0) -> Relayed:
+                        extra: dict[str, str], keep: int = 0,
+                        write_timeout_s: float = 20.0) -> Relayed:
     """Send the request with aiohttp; relay the answer whole or as a stream."""
     try:
         up = await session.request(_upstream_method(request), base + request.raw_path,
@@ -179,8 +183,9 @@ async def relay_aiohttp(session: aiohttp.ClientSession, request: web.Request, ba
                                             body=whole), whole)
             first.append(chunk)
             size += len(chunk)
+        bound_receive_buffer(up.connection.transport if up.connection else None)
         return await _stream(request, up.status, resp_headers, length, b"".join(first),
-                             up.content.readany, up.close, keep)
+                             up.content.readany, up.close, keep, write_timeout_s)
     except aiohttp.ClientError as err:
         raise ServiceUnavailable("The service is unavailable; retry shortly") from err
     finally:
@@ -209,9 +214,13 @@ def _answer_headers(pairs: Iterator[tuple[str, str]] | list[tuple[str, str]],
 
 async def _stream(request: web.Request, status: int, headers: CIMultiDict[str],
                   length: int | None, first: bytes, read: Callable[[], Awaitable[bytes]],
-                  abort: Callable[[], object], keep: int) -> Relayed:
+                  abort: Callable[[], object], keep: int, write_timeout_s: float) -> Relayed:
     """Relay an answer too large to hold: what came, then the rest as it arrives. The first
-    `keep` bytes are also kept (the body is None when it was longer, or did not end well)."""
+    `keep` bytes are also kept (the body is None when it was longer, or did not end well).
+
+    The client gets `write_timeout_s` for each 64 KiB (`libs/common/streaming.py`); a client
+    that reads slower, or a service that breaks off mid-answer, gets its connection reset: once
+    the status line is out, no error answer can follow it."""
     resp = web.StreamResponse(status=status, headers=headers)
     if length is not None:
         resp.content_length = length
@@ -222,17 +231,23 @@ async def _stream(request: web.Request, status: int, headers: CIMultiDict[str],
         if request.method == "HEAD":  # the headers are the answer; the body is not wanted
             await resp.write_eof()
             return Relayed(resp, None)
+        bound_send_buffer(request)
         chunk = first
         while chunk:
-            await resp.write(chunk)
+            try:
+                await write_within(resp, chunk, write_timeout_s)
+            except TimeoutError:
+                log.warning("stream_cut_off", path=request.path, reason="client too slow",
+                            sent=size)
+                cut_off(request)
+                return Relayed(resp, None)
             try:
                 chunk = await read()
             except (UpstreamError, aiohttp.ClientError, OSError, TimeoutError) as err:
                 # The headers are out: breaking the connection is the only way left to tell
                 # the client that the answer is incomplete.
                 log.warning("answer_broke_off", error=repr(err), sent=size)
-                if request.transport is not None:
-                    request.transport.close()
+                cut_off(request)
                 return Relayed(resp, None)
             size += len(chunk)
             if kept is not None:

@@ -1,14 +1,14 @@
 """`ims-ideas`: the ideas service process."""
 
 from libs.common.logging import configure_logging
-from libs.common.settings import Settings
+from libs.common.settings import load_or_exit
 from libs.common.web import run
 
 from .app import create_ideas_app
 
 
 def main() -> None:
-    settings = Settings.from_env()
+    settings = load_or_exit("ideas")
     configure_logging(settings.log_format, settings.log_level, "ideas")
     run(create_ideas_app(settings), settings.service_host, settings.ideas_port)
 

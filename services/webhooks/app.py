@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-import aiopg
 from aiohttp import web
 
+from libs.common import db
 from libs.common.settings import Settings
 from libs.common.web import (HTTP, SETTINGS, broker_context, create_app, http_context,
                              mount_routes, pg_context, relay_context)
@@ -30,9 +30,10 @@ async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
     (written by the consumer before the ack) stay durable."""
     s = app[SETTINGS]
     session = delivery_session(s)
-    pool = await aiopg.create_pool(s.database_url, minsize=1, maxsize=3, timeout=30.0,
-                                   pool_recycle=300.0, application_name="ims-webhooks-dispatch",
-                                   options="-c timezone=UTC -c synchronous_commit=off")
+    pool = await db.create_pool(s.database_url, minsize=1, maxsize=3,
+                                application_name="ims-webhooks-dispatch",
+                                timeouts=s.db_timeouts("webhooks"),
+                                extra_options=("-c synchronous_commit=off",))
     dispatcher = Dispatcher(pool, s, Sender(session, s),
                             on_subscriptions_changed=app[FANOUT].cache.invalidate)
     app[DISPATCHER] = dispatcher

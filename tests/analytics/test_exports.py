@@ -88,6 +88,15 @@ async def test_csv_guards_formulas_and_escapes_quotes_and_lines(api: Api, db: Db
         "'\rcarriage", 'say "hi", then\nleave', "plain = fine"][::-1]
 
 
+async def test_csv_numbers_and_booleans_are_written_as_they_are(api: Api, db: Db) -> None:
+    """Only text cells are guarded: `-1` stays `-1`, a negative fraction and false likewise."""
+    db.idea("-negative title", vote_count=-1, average_sentiment=-0.5, actionable=False)
+    got = rows(await api.get(f"{E}/ideas", params={"format": "csv"}))[0]
+    assert got["voteCount"] == "-1" and got["averageSentiment"] == "-0.5"
+    assert got["actionable"] == "false"
+    assert got["title"] == "'-negative title"
+
+
 async def test_ideas_filters_status_category_source_range_and_limit(api: Api, db: Db) -> None:
     """Filters combine; status=deleted is the only way to see deleted ideas."""
     db.idea("a", category="ux", source="slack", created_at=utc(2024, 1, 1))
@@ -160,7 +169,7 @@ async def test_signals_export_with_idea_context_and_platform(api: Api, db: Db) -
     got = rows(await api.get(f"{E}/signals", params={"format": "csv",
                                                      "end": "2024-01-02T12:00:00Z"}))
     assert [g["platform"] for g in got] == ["slack"]
-    assert got[0]["content"] == "'-1 from me" and got[0]["sentimentScore"] == "'-0.5"
+    assert got[0]["content"] == "'-1 from me" and got[0]["sentimentScore"] == "-0.5"
     assert got[0]["ideaTitle"] == "Dark mode"
 
 

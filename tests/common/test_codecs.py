@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import base64
+import secrets
 
 import pytest
 from pydantic import Field
 
 from libs.common.errors import ValidationFailed
 from libs.common.pagination import decode_cursor, encode_cursor, page_info
-from libs.common.settings import Settings, SettingsError
+from libs.common.settings import Settings, SettingsError, secret_problem
 from libs.common.validation import Body, Query, loc_to_field, validate_json
 
 SECRET = ("s3cret",)
@@ -49,23 +50,26 @@ def test_cursor_of_another_scope_or_secret_is_refused() -> None:
 def test_cursor_secret_rotation_signs_with_the_first_and_accepts_all() -> None:
     """CURSOR_SECRET "new,old": new cursors are signed with new, cursors clients hold from
     before (signed with old) still work; once old is dropped, they are refused."""
-    old = encode_cursor(("old",), SCOPE, [1, "a"])
-    rolling = Settings.from_env({"CURSOR_SECRET": " new , old "}).cursor_secrets
-    assert rolling == ("new", "old")
-    assert decode_cursor(rolling, old, SCOPE) == [1, "a"]
-    new = encode_cursor(rolling, SCOPE, [2, "b"])
-    assert decode_cursor(("new",), new, SCOPE) == [2, "b"]
-    for secrets, token in ((("new",), old), (("old",), new)):
+    first, second = SECRETS["CURSOR_SECRET"], SECRETS["INTERNAL_TOKEN"]
+    old = encode_cursor((second,), SCOPE, [1, "a"])
+    rolling = Settings.from_env({**SECRETS, "CURSOR_SECRET": f" {first} , {second} "})
+    assert rolling.cursor_secrets == (first, second)
+    assert decode_cursor(rolling.cursor_secrets, old, SCOPE) == [1, "a"]
+    new = encode_cursor(rolling.cursor_secrets, SCOPE, [2, "b"])
+    assert decode_cursor((first,), new, SCOPE) == [2, "b"]
+    for keys, token in (((first,), old), ((second,), new)):
         with pytest.raises(ValidationFailed):
-            decode_cursor(secrets, token, SCOPE)
+            decode_cursor(keys, token, SCOPE)
 
 
 def test_internal_token_list_sends_the_first() -> None:
-    s = Settings.from_env({"INTERNAL_TOKEN": "new-token,old-token", "CURSOR_SECRET": "c"})
-    assert s.internal_token == "new-token" and s.internal_tokens == ("new-token", "old-token")
-    assert s.cursor_secret == "c" and not s.insecure_defaults
-    assert Settings.from_env({"INTERNAL_TOKEN": "a,ims-dev-internal-token-change-me",
-                              "CURSOR_SECRET": "c"}).insecure_defaults
+    new, old, cursor = (secrets.token_urlsafe(32) for _ in range(3))
+    s = Settings.from_env({"INTERNAL_TOKEN": f"{new}, {old}", "CURSOR_SECRET": cursor})
+    assert s.internal_token == new and s.internal_tokens == (new, old)
+    assert s.cursor_secret == cursor and s.cursor_secrets == (cursor,)
+    # every value of a list must be a real secret, not only the first
+    with pytest.raises(SettingsError, match="INTERNAL_TOKEN"):
+        Settings.from_env({"INTERNAL_TOKEN": f"{new},CHANGE_ME", "CURSOR_SECRET": cursor})
 
 
 def test_page_info_has_no_cursor_on_the_last_page() -> None:
@@ -127,6 +131,9 @@ def test_query_model_rejects_unknown() -> None:
     assert Q.model_validate({"limit": "7"}).limit == 7
 
 
+SECRETS = {"INTERNAL_TOKEN": secrets.token_urlsafe(32), "CURSOR_SECRET": secrets.token_urlsafe(32)}
+
+
 @pytest.mark.parametrize("env, name", [
     ({"GATEWAY_PORT": "eighty"}, "GATEWAY_PORT"),
     ({"IDEAS_PORT": "0"}, "IDEAS_PORT"),
@@ -145,18 +152,57 @@ def test_query_model_rejects_unknown() -> None:
 ])
 def test_bad_settings_name_the_variable(env: dict[str, str], name: str) -> None:
     with pytest.raises(SettingsError, match=name):
-        Settings.from_env(env)
+        Settings.from_env({**SECRETS, **env})
 
 
 def test_settings_defaults_and_overrides() -> None:
-    s = Settings.from_env({})
+    s = Settings.from_env(SECRETS)
     assert s.gateway_port == 8080 and s.ideas_urls == ("http://127.0.0.1:8081",)
-    assert s.insecure_defaults and s.unauthenticated_rpm == 60 and s.export_per_hour == 10
-    s = Settings.from_env({"IDEAS_URLS": "http://a:1/, http://b:2", "INTERNAL_TOKEN": "t",
-                           "CURSOR_SECRET": "c", "WEBHOOK_RETRY_SCHEDULE": "0,1,1"})
-    assert s.ideas_urls == ("http://a:1", "http://b:2") and not s.insecure_defaults
+    assert s.unauthenticated_rpm == 60 and s.export_per_hour == 10
+    assert (s.internal_token, s.cursor_secret) == (SECRETS["INTERNAL_TOKEN"],
+                                                   SECRETS["CURSOR_SECRET"])
+    s = Settings.from_env({**SECRETS, "IDEAS_URLS": "http://a:1/, http://b:2",
+                           "WEBHOOK_RETRY_SCHEDULE": "0,1,1"})
+    assert s.ideas_urls == ("http://a:1", "http://b:2")
     assert s.webhook_retry_schedule == (0.0, 1.0, 1.0)
-    s = Settings.from_env({"TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,fd00::/8",
+    s = Settings.from_env({**SECRETS, "TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,fd00::/8",
                            "HTTP_KEEPALIVE_TIMEOUT_S": "20"})
     assert s.trusted_proxies == ("10.0.0.0/8", "192.168.1.7", "fd00::/8")
-    assert s.peer_idle_s == 10 and Settings.from_env({}).peer_idle_s == 30
+    assert s.peer_idle_s == 10 and Settings.from_env(SECRETS).peer_idle_s == 30
+
+
+BAD_SECRETS = [
+    ("", "not set"),
+    ("x7Gq2-short", "too short"),
+    ("Q" * 31 + "z", None),                              # 32 characters, but two distinct
+    ("CHANGE_ME", "too short"),
+    ("CHANGE_ME-CHANGE_ME-CHANGE_ME-CHANGE_ME", "placeholder"),
+    ("dev-internal-token-not-a-secret-k8s-dev", "placeholder"),
+    ("<your secret here: 32 characters or more>", "placeholder"),
+    ("ims-dev-cursor-secret-change-me-please!", "placeholder"),
+    ("abababababababababababababababababab", "placeholder"),
+]
+
+
+@pytest.mark.parametrize("name", ["INTERNAL_TOKEN", "CURSOR_SECRET"])
+@pytest.mark.parametrize("value, why", BAD_SECRETS)
+def test_unusable_secrets_are_refused_by_name_without_quoting_them(
+        name: str, value: str, why: str | None) -> None:
+    """Unset, under 32 characters or a placeholder: the error names the variable, not the value."""
+    env = {**SECRETS}
+    if value:
+        env[name] = value
+    else:
+        del env[name]
+    with pytest.raises(SettingsError, match=name) as caught:
+        Settings.from_env(env)
+    assert why is None or why in str(caught.value)
+    assert not value or value not in str(caught.value)
+
+
+def test_generated_secrets_are_accepted_and_the_admin_cli_needs_none() -> None:
+    """What `make run` generates passes; a tool that uses no secret may run without them."""
+    for _ in range(200):
+        assert secret_problem("CURSOR_SECRET", secrets.token_urlsafe(32)) is None
+        assert secret_problem("CURSOR_SECRET", secrets.token_hex(16)) is None
+    assert Settings.from_env({}, require_secrets=False).internal_token == ""

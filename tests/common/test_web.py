@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import secrets
 from typing import Any
 
 import pytest
@@ -16,7 +17,8 @@ from libs.common.settings import Settings
 from libs.common.validation import Body, parse_body
 from libs.common.web import caller, create_app, data_response
 
-SETTINGS = Settings.from_env({"INTERNAL_TOKEN": "tok", "CURSOR_SECRET": "c"})
+TOKEN = secrets.token_urlsafe(32)
+SETTINGS = Settings.from_env({"INTERNAL_TOKEN": TOKEN, "CURSOR_SECRET": secrets.token_urlsafe(32)})
 
 
 class Echo(Body):
@@ -55,7 +57,7 @@ async def client() -> Any:
         yield c
 
 
-H = {H_TOKEN: "tok", H_WORKSPACE: "00000000-0000-0000-0000-000000000007"}
+H = {H_TOKEN: TOKEN, H_WORKSPACE: "00000000-0000-0000-0000-000000000007"}
 
 
 async def test_internal_token_is_required(client: TestClient) -> None:
@@ -73,11 +75,13 @@ async def test_internal_token_is_required(client: TestClient) -> None:
 async def test_every_internal_token_of_a_rotation_is_accepted() -> None:
     """INTERNAL_TOKEN "new,old": a service takes calls carrying either (from gateways not yet
     rolled and from those rolled), and refuses any other token."""
-    rolling = Settings.from_env({"INTERNAL_TOKEN": "new-token,old-token", "CURSOR_SECRET": "c"})
+    new, old = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    rolling = Settings.from_env({"INTERNAL_TOKEN": f"{new},{old}",
+                                 "CURSOR_SECRET": secrets.token_urlsafe(32)})
     app = create_app(rolling, "unit", internal=True)
     app.router.add_post("/echo", echo)
     async with TestClient(TestServer(app)) as c:
-        for token, status in (("new-token", 200), ("old-token", 200), ("new-token,old-token", 401),
+        for token, status in ((new, 200), (old, 200), (f"{new},{old}", 401),
                               ("tok", 401), ("", 401)):
             r = await c.post("/echo", json={"name": "a"}, headers={**H, H_TOKEN: token})
             assert r.status == status, token

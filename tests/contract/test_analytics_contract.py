@@ -204,13 +204,13 @@ async def test_export_records_have_exactly_the_contract_fields(api: Api, db: Db)
     assert set(header) == SIGNAL_FIELDS | {"ideaId", "ideaServiceId", "ideaTitle"}
 
 
-async def test_csv_guard_applies_to_every_cell_numbers_included(api: Api, db: Db) -> None:
-    """The contract names the first character of a cell, whatever its type."""
+async def test_csv_guard_applies_to_text_cells_only(api: Api, db: Db) -> None:
+    """Text starting with - or @ is guarded; numbers are written as they are (section 9)."""
     db.idea("-minus", vote_count=-3, total_customer_arr=-12.5, category="@home")
     header, row = csv_rows(await api.get(f"{E}/ideas", params={"format": "csv"}))
     cells = dict(zip(header, row))
     assert cells["title"] == "'-minus" and cells["category"] == "'@home"
-    assert cells["voteCount"] == "'-3" and cells["totalCustomerARR"] == "'-12.5"
+    assert cells["voteCount"] == "-3" and cells["totalCustomerARR"] == "-12.5"
     assert cells["signalCount"] == "0"
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+import orjson
+
 from tests.customers.conftest import Tap, new_customer
 from tests.support.api import Api
 
@@ -46,6 +48,29 @@ async def test_create_validation_names_the_field(api: Api) -> None:
         assert r.error["code"] == "validation_error" and r.error["field"] == field, (body, r.error)
     listed = await api.get("/api/v1/customers")
     assert listed.json["pagination"]["total"] == 0
+
+
+def metadata_of(size: int, char: str = "x") -> dict[str, str]:
+    """A metadata object whose compact UTF-8 JSON is `size` bytes (`{"k":"..."}`)."""
+    value = {"k": char * ((size - 8) // len(char.encode()))}
+    assert len(orjson.dumps(value)) == size
+    return value
+
+
+async def test_metadata_over_16_kib_is_refused_on_create_and_update(api: Api) -> None:
+    """16,384 bytes of JSON is accepted; one byte more is 400 on `metadata` and changes nothing."""
+    at_limit = await new_customer(api, metadata=metadata_of(16384))
+    assert at_limit["metadata"] == metadata_of(16384)
+    for over in (metadata_of(16385), metadata_of(16386, "é"), {"k": ["x" * 100] * 200}):
+        r = await api.post("/api/v1/customers", json={"name": "Big", "metadata": over})
+        assert r.status == 400 and r.error["code"] == "validation_error", r.json
+        assert r.error["field"] == "metadata" and "16 KiB" in r.error["message"]
+    small = await new_customer(api, metadata={"tier": "gold"})
+    r = await api.patch(f"/api/v1/customers/{small['id']}",
+                        json={"name": "Renamed", "metadata": metadata_of(16385)})
+    assert r.status == 400 and r.error["field"] == "metadata", r.json
+    assert (await api.get(f"/api/v1/customers/{small['id']}")).data == small
+    assert (await api.get("/api/v1/customers")).json["pagination"]["total"] == 2
 
 
 async def test_external_id_unique_per_workspace(api: Api, new_workspace) -> None:

@@ -3,6 +3,7 @@ see real mistakes, not only pass on the real manifests."""
 
 from __future__ import annotations
 
+import base64
 import copy
 from collections.abc import Callable
 
@@ -100,6 +101,19 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[Obj]], object], Check, str]] = {
         lambda objs: _extra_hpa(objs, "webhooks"),
         work.check_autoscaling,
         "webhooks: 2 autoscalers",
+    ),
+    "placeholder shared secret": (
+        "dev",
+        lambda objs: _object(objs, "Secret", "ims-secrets")["data"].update(
+            CURSOR_SECRET=base64.b64encode(b"dev-cursor-secret-not-a-secret-but-long").decode()),
+        work.check_shared_secrets,
+        "Secret/ims-secrets: CURSOR_SECRET is a placeholder",
+    ),
+    "shared secret missing": (
+        "dev",
+        lambda objs: _object(objs, "Secret", "ims-secrets")["data"].pop("INTERNAL_TOKEN"),
+        work.check_shared_secrets,
+        "Secret/ims-secrets: INTERNAL_TOKEN is not set",
     ),
     "grace period too short": (
         "prod",

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import secrets
+
 import pytest
 
+from libs.common.settings import SECRET_NAMES, secret_problem
+
 from . import network_rules, workload_rules
+from .conftest import ROOT
 from .netpol import Pod, allowed, process_pod
 from .workload_rules import GATEWAY_METRICS_PORT, PROCESSES, Check, Obj, autoscaler_targets
 
@@ -47,3 +52,15 @@ def test_prometheus_scrapes_each_process_on_its_own_port_in_prod(
         assert allowed(objs, prometheus, process, port), name
         other_port = port + 1 if port < 8084 else 8081
         assert not allowed(objs, prometheus, process, other_port), name
+
+
+def test_prod_secrets_example_is_refused_until_filled_in() -> None:
+    """overlays/prod's example holds placeholders the processes refuse (so it cannot be
+    applied unchanged), and the generator it names makes values they accept."""
+    example = ROOT / "deploy" / "k8s" / "overlays" / "prod" / "secrets.env.example"
+    values = dict(line.split("=", 1) for line in example.read_text().splitlines()
+                  if line and not line.startswith("#"))
+    for name in SECRET_NAMES:
+        assert secret_problem(name, values[name]) is not None, name
+    assert "secrets.token_urlsafe(48)" in example.read_text()
+    assert secret_problem("INTERNAL_TOKEN", secrets.token_urlsafe(48)) is None

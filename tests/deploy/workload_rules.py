@@ -8,9 +8,12 @@ deliberately broken copy alike.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from libs.common.settings import SECRET_NAMES, secret_problem
 
 Obj = dict[str, Any]
 Check = Callable[[list[Obj]], list[str]]
@@ -228,6 +231,23 @@ def check_configuration(objs: list[Obj]) -> list[str]:
     return problems
 
 
+def check_shared_secrets(objs: list[Obj]) -> list[str]:
+    """The Secret's INTERNAL_TOKEN and CURSOR_SECRET, where a variant renders them, pass the
+    rule every process applies at start (CONTRACT section 11): a variant whose values the
+    processes would refuse could never start."""
+    problems = []
+    for secret in of_kind(objs, "Secret"):
+        if secret["metadata"]["name"] != SECRET:
+            continue
+        values = {k: base64.b64decode(v).decode() for k, v in secret.get("data", {}).items()}
+        values.update(secret.get("stringData", {}))
+        for name in SECRET_NAMES:
+            problem = secret_problem(name, values.get(name, ""))
+            if problem is not None:
+                problems.append(f"Secret/{SECRET}: {problem.split(';')[0]}")
+    return problems
+
+
 def check_autoscaling(objs: list[Obj]) -> list[str]:
     """Exactly one autoscaler (HPA or KEDA ScaledObject) per Deployment, none aimed at a
     Deployment that does not exist, and no fixed replica count under an autoscaler."""
@@ -342,6 +362,7 @@ CHECKS: list[Check] = [
     check_resources,
     check_security,
     check_configuration,
+    check_shared_secrets,
     check_autoscaling,
     check_graceful_stop,
     check_exposure,

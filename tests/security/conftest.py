@@ -27,6 +27,9 @@ from tests.support.processes import System, create_database, delete_queues, drop
 ISOLATED_ENV = {
     "UNAUTHENTICATED_RPM": "1000000",
     "EXPORT_PER_HOUR": "1000000",
+    # two fuzzing workers may export at once: neither bound may refuse them (docs/analytics.md)
+    "EXPORT_CONCURRENCY": "3",
+    "EXPORT_CONCURRENCY_PER_WORKSPACE": "2",
     "WEBHOOK_RETRY_SCHEDULE": "3600",
     "WEBHOOK_ALLOW_PRIVATE_TARGETS": "0",
     "WEBHOOK_ALLOW_HTTP": "0",

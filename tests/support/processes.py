@@ -95,7 +95,8 @@ class System:
     ports: dict[str, list[int]] = field(default_factory=dict)
     metrics_ports: dict[str, list[int]] = field(default_factory=dict)  # internal metrics listeners
     procs: dict[str, list[subprocess.Popen[bytes]]] = field(default_factory=dict)
-    internal_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    internal_token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    cursor_secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))
 
     @property
     def base_url(self) -> str:
@@ -117,7 +118,7 @@ class System:
         env.update({
             "DATABASE_URL": self.database_url, "AMQP_URL": AMQP_URL,
             "AMQP_PREFIX": self.amqp_prefix, "INTERNAL_TOKEN": self.internal_token,
-            "CURSOR_SECRET": "test-cursor-secret", "LOG_FORMAT": "json",
+            "CURSOR_SECRET": self.cursor_secret, "LOG_FORMAT": "json",
             "WEBHOOK_ALLOW_PRIVATE_TARGETS": "1", "WEBHOOK_ALLOW_HTTP": "1",
             "SHUTDOWN_TIMEOUT_S": "5", "PYTHONUNBUFFERED": "1",
         })

@@ -135,6 +135,20 @@ def test_replicas_must_be_a_positive_number(value: str) -> None:
         layout.plan({"REPLICAS": value}, VENV_BIN)
 
 
+KEPT = "kept-Qm7v2Lx9Zr4Tn8Wb3Hc6Jd1Fs5Gk0Py"
+
+
+@pytest.mark.parametrize("name", ["INTERNAL_TOKEN", "CURSOR_SECRET"])
+def test_unusable_secrets_are_refused_before_anything_starts(tmp_path: Path, name: str) -> None:
+    """A short or placeholder secret, set or kept, stops `make run` at once, naming it."""
+    path = tmp_path / "secrets.env"
+    with pytest.raises(DevenvError, match=f"{name} is too short.*environment"):
+        layout.load_secrets(path, {name: "short"})
+    path.write_text(f"{name}=CHANGE_ME-CHANGE_ME-CHANGE_ME-CHANGE_ME\n")
+    with pytest.raises(DevenvError, match=f"{name} is a placeholder.*fix or delete"):
+        layout.load_secrets(path, {})
+
+
 def test_secrets_are_generated_once_into_a_private_file(tmp_path: Path) -> None:
     """Missing secrets are generated into a mode-600 file and reused on the next run."""
     path = tmp_path / ".run" / "secrets.env"
@@ -149,7 +163,8 @@ def test_secrets_are_generated_once_into_a_private_file(tmp_path: Path) -> None:
 def test_secrets_from_the_environment_win(tmp_path: Path) -> None:
     """Secrets set in the environment are used as they are and not written anywhere."""
     path = tmp_path / "secrets.env"
-    environ = {"INTERNAL_TOKEN": "token-from-env", "CURSOR_SECRET": "cursor-from-env"}
+    environ = {"INTERNAL_TOKEN": "token-from-env-" + "k" * 18 + "0123456789",
+               "CURSOR_SECRET": "cursor-from-env-" + "q" * 17 + "0123456789"}
     assert layout.load_secrets(path, environ) == environ
     assert not path.exists()
 
@@ -157,16 +172,16 @@ def test_secrets_from_the_environment_win(tmp_path: Path) -> None:
 def test_only_the_missing_secret_is_added(tmp_path: Path) -> None:
     """A file holding one secret keeps it and gains the other."""
     path = tmp_path / "secrets.env"
-    path.write_text("INTERNAL_TOKEN=kept\n")
+    path.write_text(f"INTERNAL_TOKEN={KEPT}\n")
     secrets = layout.load_secrets(path, {})
-    assert secrets["INTERNAL_TOKEN"] == "kept"
+    assert secrets["INTERNAL_TOKEN"] == KEPT
     assert layout.read_env_file(path) == secrets
 
 
 def test_a_readable_secrets_file_is_made_private(tmp_path: Path) -> None:
     """A secrets file left readable by others is tightened to 600."""
     path = tmp_path / "secrets.env"
-    path.write_text("INTERNAL_TOKEN=a\nCURSOR_SECRET=b\n")
+    path.write_text(f"INTERNAL_TOKEN={KEPT}\nCURSOR_SECRET={KEPT}x\n")
     path.chmod(0o644)
     layout.load_secrets(path, {})
     assert stat.S_IMODE(path.stat().st_mode) == 0o600

@@ -51,6 +51,17 @@ def _report(name: str, summary: str, query: type, data: Any, note: str) -> Route
                  tool=TOOLS.get(name))
 
 
+EXPORT_BOUNDS = (
+    "Bounded (docs/analytics.md): an analytics process runs at most `EXPORT_CONCURRENCY` "
+    "exports at once (default 2), at most `EXPORT_CONCURRENCY_PER_WORKSPACE` of them (default "
+    "1) for one workspace; one more is refused at once with `Retry-After: 5` (429 `rate_limited` "
+    "beyond the workspace's bound, 503 `service_unavailable` beyond the process's), and still "
+    "counts in the export window. A started export that runs past "
+    "`EXPORT_DEADLINE_S` (default 120), or whose client takes more than "
+    "`EXPORT_WRITE_TIMEOUT_S` (default 20) to accept 64 KiB, is cut off: the connection is "
+    "reset and the body is incomplete (a JSON array without its `]`).")
+
+
 def _export(kind: str, scope: str, query: type, record: type, note: str) -> Route:
     # JSON: a bare array; CSV: the same records, flat, with a header row. Both stream.
     responses: dict[Any, Any] = {200: list[record], "200": "csv"}
@@ -59,7 +70,9 @@ def _export(kind: str, scope: str, query: type, record: type, note: str) -> Rout
                  plan_gated=True, export=True, tags=("Export",),
                  description=note + " At most 10,000 records (`limit`, default 10000). "
                  "Counts in the export window: 10 per hour per workspace, all kinds together. "
-                 "CSV cells starting with =, +, -, @, tab or carriage return get a leading '.")
+                 "CSV text cells starting with =, +, -, @, tab or carriage return get a leading "
+                 "'; numbers and booleans are written as they are (`-1` stays `-1`). "
+                 + EXPORT_BOUNDS)
 
 
 ROUTES = [

@@ -10,21 +10,24 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from libs.api.base import Out, data_of, example, page_of
-from libs.common.pagination import DEFAULT_LIMIT, MAX_LIMIT
-from libs.common.validation import Body, Query
+from libs.common.pagination import DEFAULT_LIMIT, MAX_LIMIT, CursorParam
+from libs.common.validation import Body, Query, stored_json_size
 from libs.api.ideas.schemas import Idea
 
 # Money is stored as numeric and answered as a JSON number; this bound keeps every value exact
 # as a double on the way out.
 MAX_MONEY = 1e15
 Money = Field(default=None, ge=0, le=MAX_MONEY)
+# `metadata` is at most 16 KiB, measured as the compact UTF-8 JSON text that is stored
+# (docs/customers.md).
+MAX_METADATA_BYTES = 16 * 1024
 
 
 class _CustomerFields(Body):
     """The fields a client may set; shared by create and update."""
 
     email: str | None = Field(default=None, max_length=320,
-                              pattern=r"^[^@\s]+@[^@\s]+$")
+                              pattern=r"^[^@\s\x85]+@[^@\s\x85]+$")
     """Contact e-mail"""
     domain: str | None = Field(default=None, max_length=255)
     """Web domain, e.g. `globex.example`"""
@@ -37,7 +40,17 @@ class _CustomerFields(Body):
     externalId: str | None = Field(default=None, min_length=1, max_length=255)
     """Id in your CRM or billing system; unique in the workspace"""
     metadata: dict[str, Any] | None = None
-    """Any JSON object, at most 16 KiB"""
+    """Any JSON object, at most 16 KiB as compact UTF-8 JSON; null clears it"""
+
+    @field_validator("metadata")
+    @classmethod
+    def _small(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        size = stored_json_size(value)
+        if size > MAX_METADATA_BYTES:
+            raise ValueError(f"must be at most 16 KiB (16384 bytes) as JSON, got {size} bytes")
+        return value
 
     @field_validator("arr", "mrr")
     @classmethod
@@ -88,7 +101,7 @@ class LinkCustomerRequest(Body):
 class PageQuery(Query):
     limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
     """Page size, 1 to 100"""
-    cursor: str | None = None
+    cursor: CursorParam = None
     """`pagination.nextCursor` of the previous page. Empty or absent: the first page"""
 
 

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from libs.api.base import example
 from libs.api.enums import IdeaSource, IdeaStatus
 from libs.common.errors import ValidationFailed
+from libs.common.pagination import CursorParam
 from libs.common.validation import Body, Query, UtcDateTime
 
 from . import examples as ex
@@ -147,7 +148,7 @@ class BatchStatusRequest(Body):
 class PageQuery(Query):
     limit: int = Field(default=25, ge=1, le=100)
     """Page size, 1 to 100"""
-    cursor: str | None = None
+    cursor: CursorParam = None
     """`pagination.nextCursor` of the previous page; valid only with the same sort, order and
     filters. Empty or absent: the first page"""
 
