@@ -126,6 +126,9 @@ class Settings:
     webhook_concurrency: int = 200
     webhook_per_host_concurrency: int = 20
     relay_interval_s: float = 0.5
+    webhook_per_workspace_concurrency: int = 50
+    retention_days: float = 30.0
+    retention_interval_s: float = 3600.0
 
     @property
     def insecure_defaults(self) -> bool:
@@ -179,4 +182,7 @@ class Settings:
             webhook_concurrency=_int(e, "WEBHOOK_CONCURRENCY", 200, 1),
             webhook_per_host_concurrency=_int(e, "WEBHOOK_PER_HOST_CONCURRENCY", 20, 1),
             relay_interval_s=_float(e, "RELAY_INTERVAL_S", 0.5),
+            webhook_per_workspace_concurrency=_int(e, "WEBHOOK_PER_WORKSPACE_CONCURRENCY", 50, 1),
+            retention_days=_float(e, "RETENTION_DAYS", 30.0),
+            retention_interval_s=_float(e, "RETENTION_INTERVAL_S", 3600.0),
         )

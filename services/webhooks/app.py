@@ -8,8 +8,9 @@ from collections.abc import AsyncIterator
 import aiopg
 from aiohttp import web
 
+from libs.common.retention import Sweep, retention_context
 from libs.common.settings import Settings
-from libs.common.web import (HTTP, SETTINGS, broker_context, create_app, http_context,
+from libs.common.web import (HTTP, PG_POOL, SETTINGS, broker_context, create_app, http_context,
                              mount_routes, pg_context, relay_context)
 
 from . import views
@@ -21,6 +22,13 @@ from .sender import Sender, delivery_session
 
 DISPATCHER = web.AppKey("dispatcher", Dispatcher)
 FANOUT = web.AppKey("fanout", Fanout)
+# What RETENTION_DAYS prunes here (docs/webhooks.md, Retention). A pending delivery stays
+# whatever its age; its attempts go with it when it goes.
+RETENTION = (
+    Sweep("webhooks.deliveries", "created_at", "status <> 'pending'"),
+    Sweep("webhooks.attempts", "created_at"),
+    Sweep("webhooks.processed_events", "processed_at"),
+)
 
 
 async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
@@ -59,5 +67,6 @@ def create_webhooks_app(settings: Settings) -> web.Application:
                                           prefetch=PREFETCH, consumer_cls=BatchConsumer))
     app.cleanup_ctx.append(relay_context("webhooks"))
     app.cleanup_ctx.append(dispatcher_context)
+    app.cleanup_ctx.append(retention_context(lambda a: a[PG_POOL], RETENTION))
     mount_routes(app, ROUTES, views)
     return app

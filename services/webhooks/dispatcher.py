@@ -3,9 +3,11 @@
 Safe in any number of replicas (see `store`). First attempts mostly arrive from the consumer
 already leased (`fanout`); the rest, retries and expired leases are claimed: NOTIFY wakes the
 claim loop, a short poll is the fallback. Concurrency is bounded overall
-(`webhook_concurrency`) and per target host (`webhook_per_host_concurrency`): a host with no
-free share is left out of the claim, so a receiver that hangs holds only its own share while
-every other host keeps going. Outcomes are written in batches by one writer, one statement per
+(`webhook_concurrency`), per workspace (`webhook_per_workspace_concurrency`) and per target
+host (`webhook_per_host_concurrency`): a host or workspace with no free share is left out of
+the claim, and the claim takes workspaces in turn, so a receiver that hangs holds only its own
+share, and one workspace's hanging receivers only that workspace's, while every other host and
+workspace keeps going. Outcomes are written in batches by one writer, one statement per
 batch. Retries wait as the schedule says plus a little jitter, or as long as a 429/503's
 `Retry-After` asks when that is later (at most `RETRY_AFTER_CAP_S`).
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -64,12 +67,13 @@ class Dispatcher:
         self.schedule = settings.webhook_retry_schedule
         self.lease_s = settings.webhook_timeout_s + LEASE_MARGIN_S
         self.hosts = Hosts(settings.webhook_per_host_concurrency, self.lease_s,
-                           settings.webhook_timeout_s)
+                           settings.webhook_timeout_s, settings.webhook_per_workspace_concurrency)
         self.running: dict[asyncio.Task[None], Claimed] = {}
         self.reserved = 0      # handed over by the consumer, not started yet
         self.closing = False
         self.more_due = True   # due rows may be waiting, for any host
         self.short_hosts: set[str] = set()  # hosts whose due rows may wait for a slot here
+        self.short_workspaces: set[str] = set()  # likewise, workspaces
         self.outcomes: list[Outcome] = []
         self.wake = asyncio.Event()
         self.slot_freed = False
@@ -77,19 +81,21 @@ class Dispatcher:
 
     # ---- first attempts handed over by the consumer ------------------------------------------
 
-    def reserve(self, host: str) -> bool:
+    def reserve(self, host: str, workspace: str) -> bool:
         """Take a slot for an attempt the consumer is about to write leased."""
         s = self.settings
         if (self.closing or len(self.running) + self.reserved >= s.webhook_concurrency
-                or not self.hosts.has_slot(host)):
+                or not self.hosts.has_slot(host) or self.hosts.workspace_full(workspace)):
             return False
         self.hosts.take(host)
+        self.hosts.hold(workspace)
         self.reserved += 1
         return True
 
-    def unreserve(self, host: str) -> None:
+    def unreserve(self, job: Claimed) -> None:
         self.reserved -= 1
-        self.hosts.give_back(host)
+        self.hosts.give_back(job.target_host)
+        self.hosts.let_go(job.workspace_id)
 
     def start(self, job: Claimed) -> None:
         """Run a reserved attempt (its row is committed under `job.lease`)."""
@@ -168,12 +174,18 @@ class Dispatcher:
             return 0
         self.slot_freed = False
         free = self.hosts.wanted()
+        free_ws = self.hosts.workspaces_wanted()
+        s = self.settings
         async with db.cursor(self.pool) as cur:  # one statement: its own transaction
-            jobs = await store.claim(cur, n, free, self.settings.webhook_per_host_concurrency,
-                                     self.lease_s)
+            jobs = await store.claim(cur, n, free, s.webhook_per_host_concurrency, free_ws,
+                                     s.webhook_per_workspace_concurrency, self.lease_s)
         self.more_due = len(jobs) >= n
         self.short_hosts = self._cut_short(free, jobs)
+        self.short_workspaces = {w for w, f in free_ws.items() if f <= 0}
         for job in jobs:
+            self.hosts.hold(job.workspace_id)
+            if self.hosts.workspace_full(job.workspace_id):
+                self.short_workspaces.add(job.workspace_id)
             if self.hosts.has_slot(job.target_host):
                 self._run(job)
             else:  # a fast host's next attempts: they start as its slots free
@@ -193,7 +205,13 @@ class Dispatcher:
 
     async def _attempt(self, job: Claimed) -> None:
         try:
-            answer = await self.sender.send(job)
+            try:
+                answer = await self.sender.send(job)
+            except Exception as err:  # send() answers whatever happens; this is the backstop
+                raise_if_cancelled(err)
+                log.warning("attempt_error", delivery_id=str(job.id), error=repr(err))
+                answer = Answer(False, None, f"attempt failed: {type(err).__name__}", 0,
+                                int(time.time()))
             self.hosts.observe(job.target_host, answer.duration_ms / 1000)
             self.outcomes.append(self._judge(job, answer))
             self.flush_wake.set()
@@ -204,11 +222,13 @@ class Dispatcher:
                          status_code=answer.status_code, error=answer.error)
         finally:
             self.hosts.give_back(job.target_host)
+            self.hosts.let_go(job.workspace_id)
             self.running.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
             after = None if self.closing else self.hosts.next_waiting(job.target_host)
             if after is not None:
                 self._run(after)
-            if self.more_due or job.target_host in self.short_hosts:
+            if (self.more_due or job.target_host in self.short_hosts
+                    or job.workspace_id in self.short_workspaces):
                 self.slot_freed = True  # a slot rows may wait for is free: claim more
                 self.wake.set()
 

@@ -97,9 +97,10 @@ class Handoff:
         self.jobs: dict[uuid.UUID, Claimed] = {}
 
     def reserve(self, row: NewDelivery, target: Target) -> bool:
-        if self.dispatcher is None or not self.dispatcher.reserve(target.host):
+        if self.dispatcher is None or not self.dispatcher.reserve(target.host, row.workspace_id):
             return False
-        self.jobs[row.id] = Claimed(row.id, target.id, target.kind, row.event_type,
+        self.jobs[row.id] = Claimed(row.id, row.workspace_id, target.id, target.kind,
+                                    row.event_type,
                                     target.target_url, target.host, target.secret, row.body, 0,
                                     self.lease)
         return True
@@ -120,7 +121,7 @@ class Handoff:
 
     def _drop(self, job_id: uuid.UUID) -> None:
         job = self.jobs.pop(job_id)
-        self.dispatcher.unreserve(job.target_host)  # type: ignore[union-attr]
+        self.dispatcher.unreserve(job)  # type: ignore[union-attr]
 
 
 class Fanout:

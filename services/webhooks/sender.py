@@ -3,7 +3,8 @@
 Signature: lowercase hex HMAC-SHA256(secret, timestamp + "." + body), the timestamp being the
 moment the attempt is signed. A 2xx answer within the timeout is success; anything else
 (another status, a redirect, a timeout, a refused or failed connection) is a failed attempt.
-Only the first `BODY_CAP` bytes of an answer are read.
+Only the first `BODY_CAP` bytes of an answer are read. Whatever goes wrong, `send` returns an
+`Answer`: an attempt always ends as a recorded outcome (CONTRACT 11).
 """
 
 from __future__ import annotations
@@ -18,11 +19,15 @@ from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
 import aiohttp
+import structlog
 
 from libs.common.settings import Settings
+from libs.common.tasks import raise_if_cancelled
 
 from .store import Claimed
-from .targets import GuardedResolver, TargetRefused, literal_refused
+from .targets import REFUSED, GuardedResolver, TargetRefused, guarded_socket, target_host
+
+log = structlog.get_logger("webhooks.sender")
 
 BODY_CAP = 4096
 ERROR_CAP = 500
@@ -48,10 +53,14 @@ def delivery_session(settings: Settings) -> aiohttp.ClientSession:
     ctx = ssl.create_default_context()
     if settings.webhook_ca_file:
         ctx.load_verify_locations(cafile=settings.webhook_ca_file)
-    resolver = None if settings.webhook_allow_private_targets else GuardedResolver()
+    guarded = not settings.webhook_allow_private_targets
+    # Names resolve to public addresses only, and every address connected to, resolved or an
+    # IP literal (which aiohttp never hands to a resolver), passes the same check again.
     connector = aiohttp.TCPConnector(
         limit=settings.webhook_concurrency, limit_per_host=settings.webhook_per_host_concurrency,
-        ssl=ctx, resolver=resolver, ttl_dns_cache=10, keepalive_timeout=30)
+        ssl=ctx, resolver=GuardedResolver() if guarded else None,
+        socket_factory=guarded_socket if guarded else None, ttl_dns_cache=10,
+        keepalive_timeout=30)
     return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
                                  trust_env=False, auto_decompress=False)
 
@@ -67,9 +76,11 @@ class Sender:
         parts = urlsplit(job.target_url)
         # Hooks are https only; main subscriptions may use http only where allowed.
         if parts.scheme != "https" and (job.kind == "automation" or not self.allow_http):
-            return "target refused: https required"
-        if not self.allow_private and literal_refused(parts.hostname or ""):
-            return "target refused: private or reserved address"
+            return f"{REFUSED}: https required"
+        try:  # rows written before creation checked the host (CONTRACT 11)
+            target_host(job.target_url)
+        except ValueError:
+            return f"{REFUSED}: invalid host"
         return None
 
     async def send(self, job: Claimed) -> Answer:
@@ -83,9 +94,14 @@ class Sender:
         started = time.perf_counter()
         code: int | None = None
         wait: float | None = None
-        error = self._refusal(job)
-        if error is None:
-            code, error, wait = await self._post(job.target_url, job.body, headers)
+        try:
+            error = self._refusal(job)
+            if error is None:
+                code, error, wait = await self._post(job.target_url, job.body, headers)
+        except Exception as err:  # whatever it was, the attempt ends as a failed one
+            raise_if_cancelled(err)
+            log.warning("attempt_error", delivery_id=str(job.id), error=repr(err))
+            code, error, wait = None, f"attempt failed: {type(err).__name__}", None
         ms = int((time.perf_counter() - started) * 1000)
         return Answer(error is None, code, error, ms, signed_at, wait)
 
@@ -109,13 +125,18 @@ class Sender:
             return None, describe(err)[:ERROR_CAP], None
 
 
+_ASCII_DIGITS = frozenset("0123456789")
+
+
 def retry_after(value: str | None, now: float) -> float | None:
-    """Seconds from `now` that a `Retry-After` header asks for (delta-seconds or an HTTP
-    date); None when absent or unreadable."""
+    """Seconds from `now` that a `Retry-After` header asks for: RFC 9110's delay-seconds
+    (ASCII digits only) or an HTTP-date; None when absent or anything else."""
     if not value:
         return None
-    value = value.strip()
-    if value.isdigit():
+    value = value.strip(" \t")
+    if not value or not value.isascii():
+        return None
+    if _ASCII_DIGITS.issuperset(value):
         return float(value)
     try:
         return max(0.0, parsedate_to_datetime(value).timestamp() - now)
@@ -124,14 +145,18 @@ def retry_after(value: str | None, now: float) -> float | None:
 
 
 def describe(err: BaseException) -> str:
-    """A short, secret-free text for a failed connection."""
+    """A short, secret-free text for a failed connection: never an address (a name's
+    resolved address is nobody's business but the resolver's)."""
     cause: BaseException | None = err
     while cause is not None:
         if isinstance(cause, TargetRefused):
-            return f"target refused: {cause}"
+            return REFUSED
         cause = cause.__cause__ or getattr(cause, "os_error", None)
     if isinstance(err, aiohttp.ClientConnectorCertificateError):
         return f"TLS certificate error: {err.certificate_error}"
     if isinstance(err, aiohttp.ClientSSLError):
         return "TLS error"
+    if isinstance(err, aiohttp.ClientConnectorError):
+        reason = err.os_error.strerror or type(err.os_error).__name__
+        return f"connection error: cannot connect to {err.host}:{err.port}: {reason}"
     return f"connection error: {type(err).__name__}: {err}"

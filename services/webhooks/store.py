@@ -39,6 +39,7 @@ class NewDelivery:
 @dataclass(frozen=True)
 class Claimed:
     id: uuid.UUID
+    workspace_id: str
     subscription_id: uuid.UUID
     kind: str
     event_type: str
@@ -105,20 +106,28 @@ async def insert_deliveries(cur: aiopg.Cursor, rows: list[NewDelivery], first_de
     return {r[0] for r in await cur.fetchall()}
 
 
+# Hosts and workspaces with no free share are left out of the window; within it, each
+# workspace's k-th due row comes before any workspace's (k+1)-th (round robin), so a workspace
+# with a long backlog cannot push the others' rows back.
 _CLAIM = """
 WITH cand AS (
-    SELECT id, target_host,
-           row_number() OVER (PARTITION BY target_host ORDER BY next_attempt_at, id) AS rn
-    FROM (SELECT id, target_host, next_attempt_at FROM webhooks.deliveries
+    SELECT id, next_attempt_at,
+           row_number() OVER (PARTITION BY target_host ORDER BY next_attempt_at, id) AS rn_host,
+           (%(free)s::jsonb ->> target_host)::int AS free_host,
+           row_number() OVER (PARTITION BY workspace_id ORDER BY next_attempt_at, id) AS rn_ws,
+           (%(free_ws)s::jsonb ->> workspace_id::text)::int AS free_ws
+    FROM (SELECT id, target_host, workspace_id, next_attempt_at FROM webhooks.deliveries
           WHERE status = 'pending' AND next_attempt_at <= now()
             AND (locked_until IS NULL OR locked_until < now())
             AND NOT (target_host = ANY(%(busy)s::text[]))
+            AND NOT (workspace_id = ANY(%(busy_ws)s::uuid[]))
           ORDER BY next_attempt_at LIMIT %(scan)s) c
 ), pick AS (
     SELECT d.id FROM webhooks.deliveries d JOIN cand ON cand.id = d.id
-    WHERE cand.rn <= COALESCE((%(free)s::jsonb ->> cand.target_host)::int, %(per_host)s)
+    WHERE cand.rn_host <= COALESCE(cand.free_host, %(per_host)s)
+      AND cand.rn_ws <= COALESCE(cand.free_ws, %(per_ws)s)
       AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until < now())
-    ORDER BY d.next_attempt_at
+    ORDER BY cand.rn_ws, cand.next_attempt_at
     LIMIT %(n)s
     FOR UPDATE OF d SKIP LOCKED
 )
@@ -126,22 +135,25 @@ UPDATE webhooks.deliveries d
 SET locked_until = now() + make_interval(secs => %(lease_s)s), lease = %(lease)s
 FROM pick, webhooks.subscriptions s
 WHERE d.id = pick.id AND s.id = d.subscription_id
-RETURNING d.id, d.subscription_id, s.kind, d.event_type, s.target_url, d.target_host, s.secret,
-          d.body, d.attempt_count
+RETURNING d.id, d.workspace_id, d.subscription_id, s.kind, d.event_type, s.target_url,
+          d.target_host, s.secret, d.body, d.attempt_count
 """
 
 
 async def claim(cur: aiopg.Cursor, n: int, free: dict[str, int], per_host: int,
-                lease_s: float) -> list[Claimed]:
-    """Lease up to `n` due deliveries, at most `free[host]` (else `per_host`) per target host."""
+                free_ws: dict[str, int], per_ws: int, lease_s: float) -> list[Claimed]:
+    """Lease up to `n` due deliveries, at most `free[host]` (else `per_host`) per target host
+    and `free_ws[workspace]` (else `per_ws`) per workspace, fairly across workspaces."""
     lease = uuid.uuid4()
     busy = [h for h, f in free.items() if f <= 0]
+    busy_ws = [w for w, f in free_ws.items() if f <= 0]
     await cur.execute(_CLAIM, {
-        "busy": busy, "free": orjson.dumps(free).decode(), "per_host": per_host, "n": n,
-        "scan": max(n * 4, 200), "lease_s": lease_s, "lease": lease})
+        "busy": busy, "free": orjson.dumps(free).decode(), "per_host": per_host,
+        "busy_ws": busy_ws, "free_ws": orjson.dumps(free_ws).decode(), "per_ws": per_ws,
+        "n": n, "scan": max(n * 4, 200), "lease_s": lease_s, "lease": lease})
     rows = await cur.fetchall()
-    return [Claimed(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bytes(r[7]), r[8], lease)
-            for r in rows]
+    return [Claimed(r[0], str(r[1]), r[2], r[3], r[4], r[5], r[6], r[7], bytes(r[8]), r[9],
+                    lease) for r in rows]
 
 
 _RECORD = """

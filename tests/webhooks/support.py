@@ -199,3 +199,20 @@ def workspace_api(sys_: System, http: Any, openapi: Any) -> tuple[str, Any]:
     ws = make_workspace(sys_.database_url)
     key = make_key(sys_.database_url, ws["id"])
     return ws["id"], Api(http, sys_.base_url, key["key"], openapi)
+
+
+def legacy_subscription(database_url: str, workspace_id: str, target_url: str,
+                        events: tuple[str, ...] = ("idea.created",)) -> str:
+    """A subscription written straight to the table, as one created before today's URL rules
+    would be: the dispatcher must cope with whatever an old row holds."""
+    sub_id = str(uuid.uuid4())
+    conn = psycopg2.connect(database_url)
+    try:
+        with conn, conn.cursor() as cur:
+            cur.execute("INSERT INTO webhooks.subscriptions (id, workspace_id, kind, target_url,"
+                        " events, secret) VALUES (%s, %s, 'main', %s, %s, %s)",
+                        (sub_id, workspace_id, target_url, list(events), "whsec_" + "a" * 40))
+            cur.execute("SELECT pg_notify('webhooks_subscriptions', %s)", (workspace_id,))
+    finally:
+        conn.close()
+    return sub_id
