@@ -64,8 +64,8 @@ class _Schemas:
 
 def _parameters(route: Route, schemas: _Schemas) -> list[dict[str, Any]]:
     params: list[dict[str, Any]] = []
-    if "{id}" in route.path:
-        params.append({"name": "id", "in": "path", "required": True,
+    for name in route.path_params:
+        params.append({"name": name, "in": "path", "required": True,
                        "schema": {"type": "string", "format": "uuid"}})
     if route.query is not None:
         schema = route.query.model_json_schema(ref_template=REF, mode="validation")

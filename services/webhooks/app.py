@@ -14,6 +14,7 @@ from libs.common.web import (HTTP, PG_POOL, SETTINGS, broker_context, create_app
                              mount_routes, pg_context, relay_context)
 
 from . import views
+from .views import SENDER
 from .contract import ROUTES
 from .consumer import PREFETCH, BatchConsumer
 from .dispatcher import Dispatcher
@@ -44,6 +45,7 @@ async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
     dispatcher = Dispatcher(pool, s, Sender(session, s),
                             on_subscriptions_changed=app[FANOUT].cache.invalidate)
     app[DISPATCHER] = dispatcher
+    app[SENDER] = dispatcher.sender
     tasks = [asyncio.create_task(dispatcher.run()), asyncio.create_task(dispatcher.flush_forever())]
     yield
     await dispatcher.stop_tasks(tasks)  # the consumer, still running, hands over nothing more

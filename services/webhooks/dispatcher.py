@@ -19,6 +19,7 @@ import random
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 
 import aiopg
 import structlog
@@ -75,6 +76,9 @@ class Dispatcher:
         self.short_hosts: set[str] = set()  # hosts whose due rows may wait for a slot here
         self.short_workspaces: set[str] = set()  # likewise, workspaces
         self.outcomes: list[Outcome] = []
+        # monotonic time of the last change heard per workspace ("" for all): an attempt
+        # claimed before it re-reads its subscription, so a rotation or an edit applies to it
+        self.changed_at: dict[str, float] = {}
         self.wake = asyncio.Event()
         self.slot_freed = False
         self.flush_wake = asyncio.Event()
@@ -134,7 +138,7 @@ class Dispatcher:
         async with aiopg.connect(self.settings.database_url, timeout=10) as conn:
             async with conn.cursor() as cur:
                 await cur.execute(f"LISTEN {store.NOTIFY_CHANNEL}; LISTEN {CHANGED_CHANNEL}")
-            self.on_subscriptions_changed(None)  # changes while not listening went unheard
+            self.subscriptions_changed(None)  # changes while not listening went unheard
             pump = asyncio.create_task(self._pump(conn))
             try:
                 while not self.closing:
@@ -157,7 +161,7 @@ class Dispatcher:
         while True:
             note = await conn.notifies.get()
             if note.channel == CHANGED_CHANNEL:
-                self.on_subscriptions_changed(note.payload)
+                self.subscriptions_changed(note.payload)
             else:
                 # Rows for a host with no free slot here wait for one of its slots to free;
                 # claiming now would only find the host busy.
@@ -201,17 +205,36 @@ class Dispatcher:
         return ({h for h, f in free.items() if f <= taken[h]}
                 | {h for h, k in taken.items() if h not in free and k >= share})
 
+    def subscriptions_changed(self, workspace_id: str | None) -> None:
+        self.changed_at[workspace_id or ""] = time.monotonic()
+        if len(self.changed_at) > 10_000:
+            self.changed_at = {"": time.monotonic()}
+        self.on_subscriptions_changed(workspace_id)
+
+    async def _fresh(self, job: Claimed) -> Claimed | None:
+        """The job with its subscription's URL and secrets as they are now, when they may
+        have changed since it was claimed; None when the subscription is gone or paused."""
+        changed = max(self.changed_at.get(job.workspace_id, 0.0), self.changed_at.get("", 0.0))
+        if changed < job.claimed_at:
+            return job
+        async with db.cursor(self.pool) as cur:
+            now = await store.current(cur, job.subscription_id)
+        return None if now is None else replace(job, target_url=now[0], secrets=now[1])
+
     # ---- attempts ------------------------------------------------------------------------
 
     async def _attempt(self, job: Claimed) -> None:
         try:
             try:
-                answer = await self.sender.send(job)
+                fresh = await self._fresh(job)
+                if fresh is None:
+                    return  # deleted or paused meanwhile: nothing to send, nothing to record
+                answer = await self.sender.send(fresh)
             except Exception as err:  # send() answers whatever happens; this is the backstop
                 raise_if_cancelled(err)
                 log.warning("attempt_error", delivery_id=str(job.id), error=repr(err))
                 answer = Answer(False, None, f"attempt failed: {type(err).__name__}", 0,
-                                int(time.time()))
+                                int(time.time()), None, time.time())
             self.hosts.observe(job.target_host, answer.duration_ms / 1000)
             self.outcomes.append(self._judge(job, answer))
             self.flush_wake.set()
@@ -233,7 +256,7 @@ class Dispatcher:
                 self.wake.set()
 
     def _judge(self, job: Claimed, answer: Answer) -> Outcome:
-        attempt = job.attempt_count + 1
+        attempt = job.attempt_count + 1 - job.schedule_base  # place in this round's schedule
         gone = answer.status_code == 410
         retry_in: float | None = None
         if answer.ok:
@@ -243,7 +266,8 @@ class Dispatcher:
         else:
             status, retry_in = "pending", self.retry_in(attempt, answer.retry_after_s)
         return Outcome(job.id, job.subscription_id, job.lease, status, answer.status_code,
-                       answer.error, answer.duration_ms, answer.signed_at, retry_in, gone)
+                       answer.error, answer.duration_ms, answer.signed_at, retry_in, gone,
+                       answer.started_at)
 
     def retry_in(self, attempt: int, asked_s: float | None) -> float:
         return retry_delay(self.schedule[attempt], asked_s)
@@ -281,7 +305,7 @@ class Dispatcher:
                                                  self.settings.webhook_disable_after_s)
                     if off:
                         log.info("subscriptions_deactivated", ids=[str(i) for i in off])
-                        self.on_subscriptions_changed(None)
+                        self.subscriptions_changed(None)
         del self.outcomes[:len(batch)]
 
     async def stop_tasks(self, tasks: list[asyncio.Task[None]]) -> None:

@@ -1,7 +1,11 @@
 """One attempt: sign afresh, POST the stored bytes, judge the answer.
 
-Signature: lowercase hex HMAC-SHA256(secret, timestamp + "." + body), the timestamp being the
-moment the attempt is signed. A 2xx answer within the timeout is success; anything else
+Signatures (docs/webhooks.md, Verifying), computed when the attempt is signed, with every
+secret valid at that moment (the current one first; during a rotation the previous one too):
+`X-Service-Signature` is lowercase hex HMAC-SHA256(secret, timestamp + "." + body), comma
+separated; `webhook-signature` (Standard Webhooks) is "v1," + base64 HMAC-SHA256 keyed with the
+base64-decoded part of the secret after `whsec_`, over id + "." + timestamp + "." + body, space
+separated. A 2xx answer within the timeout is success; anything else
 (another status, a redirect, a timeout, a refused or failed connection) is a failed attempt.
 Only the first `BODY_CAP` bytes of an answer are read. Whatever goes wrong, `send` returns an
 `Answer`: an attempt always ends as a recorded outcome (CONTRACT 11).
@@ -10,6 +14,7 @@ Only the first `BODY_CAP` bytes of an answer are read. Whatever goes wrong, `sen
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import hmac
 import ssl
@@ -24,7 +29,7 @@ import structlog
 from libs.common.settings import Settings
 from libs.common.tasks import raise_if_cancelled
 
-from .store import Claimed
+from .store import Claimed, Secrets
 from .targets import REFUSED, GuardedResolver, TargetRefused, guarded_socket, target_host
 
 log = structlog.get_logger("webhooks.sender")
@@ -42,10 +47,41 @@ class Answer:
     duration_ms: int
     signed_at: int
     retry_after_s: float | None = None  # what a 429/503 asked for, when it said
+    started_at: float = 0.0             # Unix time the attempt started
+
+
+SECRET_PREFIX = "whsec_"
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:
     return hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
+
+
+def standard_key(secret: str) -> bytes:
+    """The Standard Webhooks key: the base64-decoded part of the secret after `whsec_`."""
+    text = secret.removeprefix(SECRET_PREFIX)
+    return base64.b64decode(text + "=" * (-len(text) % 4))
+
+
+def sign_standard(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
+    mac = hmac.new(standard_key(secret), f"{msg_id}.{timestamp}.".encode() + body,
+                   hashlib.sha256).digest()
+    return "v1," + base64.b64encode(mac).decode()
+
+
+def signed_headers(secrets: Secrets, msg_id: str, event_type: str, body: bytes,
+                   now: float) -> dict[str, str]:
+    """Every header of an attempt or a ping, signed at `now` with the secrets valid then."""
+    timestamp = int(now)
+    valid = secrets.valid(now)
+    return {
+        "Content-Type": "application/json", "User-Agent": USER_AGENT,
+        "X-Service-Event": event_type, "X-Service-Delivery": msg_id,
+        "X-Service-Timestamp": str(timestamp),
+        "X-Service-Signature": ",".join(sign(s, timestamp, body) for s in valid),
+        "webhook-id": msg_id, "webhook-timestamp": str(timestamp),
+        "webhook-signature": " ".join(sign_standard(s, msg_id, timestamp, body) for s in valid),
+    }
 
 
 def delivery_session(settings: Settings) -> aiohttp.ClientSession:
@@ -84,26 +120,22 @@ class Sender:
         return None
 
     async def send(self, job: Claimed) -> Answer:
-        signed_at = int(time.time())
-        headers = {
-            "Content-Type": "application/json", "User-Agent": USER_AGENT,
-            "X-Service-Event": job.event_type, "X-Service-Delivery": str(job.id),
-            "X-Service-Timestamp": str(signed_at),
-            "X-Service-Signature": sign(job.secret, signed_at, job.body),
-        }
+        now = time.time()
+        signed_at = int(now)
         started = time.perf_counter()
         code: int | None = None
         wait: float | None = None
         try:
             error = self._refusal(job)
             if error is None:
+                headers = signed_headers(job.secrets, str(job.id), job.event_type, job.body, now)
                 code, error, wait = await self._post(job.target_url, job.body, headers)
         except Exception as err:  # whatever it was, the attempt ends as a failed one
             raise_if_cancelled(err)
             log.warning("attempt_error", delivery_id=str(job.id), error=repr(err))
             code, error, wait = None, f"attempt failed: {type(err).__name__}", None
         ms = int((time.perf_counter() - started) * 1000)
-        return Answer(error is None, code, error, ms, signed_at, wait)
+        return Answer(error is None, code, error, ms, signed_at, wait, now)
 
     async def _post(self, url: str, body: bytes,
                     headers: dict[str, str]) -> tuple[int | None, str | None, float | None]:

@@ -100,10 +100,11 @@ class Receiver:
 
 
 def verify(secret: str, r: Received) -> bool:
-    """The documented recipe: HMAC-SHA256 over timestamp + "." + raw body, hex, constant time."""
+    """The documented recipe: HMAC-SHA256 over timestamp + "." + raw body, hex, constant time;
+    one of the comma-separated digests (two during a rotation) must match."""
     mac = hmac.new(secret.encode(), r.headers["X-Service-Timestamp"].encode() + b"." + r.body,
                    hashlib.sha256).hexdigest()
-    return hmac.compare_digest(mac, r.headers["X-Service-Signature"])
+    return any(hmac.compare_digest(mac, s) for s in r.headers["X-Service-Signature"].split(","))
 
 
 def sample_idea(**over: Any) -> dict[str, Any]:
@@ -216,3 +217,25 @@ def legacy_subscription(database_url: str, workspace_id: str, target_url: str,
     finally:
         conn.close()
     return sub_id
+
+
+def verify_standard(secret: str, r: Received) -> bool:
+    """Standard Webhooks verification by the `standardwebhooks` package, with the secret as
+    given (an independent implementation of the scheme)."""
+    from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+
+    try:
+        Webhook(secret).verify(r.body, r.headers)
+    except WebhookVerificationError:
+        return False
+    return True
+
+
+def hex_signatures(r: Received) -> list[str]:
+    return r.headers["X-Service-Signature"].split(",")
+
+
+def verify_hex(secret: str, r: Received, signature: str) -> bool:
+    mac = hmac.new(secret.encode(), r.headers["X-Service-Timestamp"].encode() + b"." + r.body,
+                   hashlib.sha256).hexdigest()
+    return hmac.compare_digest(mac, signature)

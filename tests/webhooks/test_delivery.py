@@ -10,7 +10,8 @@ import orjson
 
 from tests.support.api import Api, Workspace
 from tests.support.processes import System
-from tests.webhooks.support import Receiver, legacy_subscription, publish, sample_idea, verify
+from tests.webhooks.support import (Receiver, legacy_subscription, publish, sample_idea, verify,
+                                    verify_standard)
 
 ALL_EVENTS = ["idea.created", "idea.updated", "idea.status_changed", "idea.voted",
               "idea.scored", "idea.assigned", "idea.deleted", "idea.destination_created",
@@ -64,7 +65,9 @@ async def test_every_event_kind_arrives_signed(system: System, ws: Workspace,
         assert set(body) == {"id", "type", "createdAt", "workspaceId", "data"}
         assert r.headers["Content-Type"] == "application/json"
         assert abs(int(r.headers["X-Service-Timestamp"]) - time.time()) < 30
-        assert verify(sub["secret"], r)
+        assert verify(sub["secret"], r) and verify_standard(sub["secret"], r)
+        assert r.headers["webhook-id"] == r.headers["X-Service-Delivery"]
+        assert r.headers["webhook-timestamp"] == r.headers["X-Service-Timestamp"]
     detail = await deliveries_when(ws.api, sub["id"], lambda d: len(d["recentDeliveries"]) == 11
                                    and all(x["status"] == "delivered"
                                            for x in d["recentDeliveries"]))

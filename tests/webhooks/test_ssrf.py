@@ -140,3 +140,17 @@ async def test_name_resolving_to_loopback_refused_at_delivery(guarded: PartSyste
     assert d["lastError"] == "target refused", d["lastError"]
     assert d["recentDeliveries"][0]["attemptCount"] == 3
     assert receiver.at(path) == []
+
+
+async def test_ping_to_a_refused_target_reports_it(client: Any, receiver: Receiver) -> None:
+    """The test ping follows the target rules: a name resolving to loopback is success: false
+    with the refusal, and nothing is sent."""
+    _, api = client
+    path = receiver.new_path()
+    sub = (await api.post("/api/v1/webhooks", json={"targetUrl": receiver.url(path, "localhost"),
+                                                    "events": ["idea.created"]})).data
+    r = await api.post(f"/api/v1/webhooks/{sub['id']}/test")
+    assert r.status == 200, r.body
+    assert r.data == {"success": False, "statusCode": None,
+                      "durationMs": r.data["durationMs"], "error": "target refused"}
+    assert receiver.at(path) == []
