@@ -95,6 +95,7 @@ class System:
     ports: dict[str, list[int]] = field(default_factory=dict)
     procs: dict[str, list[subprocess.Popen[bytes]]] = field(default_factory=dict)
     internal_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    root: Path = ROOT  # the source tree the processes run from (the bench runs older ones too)
 
     @property
     def base_url(self) -> str:
@@ -133,7 +134,7 @@ class System:
         port = str(self.ports[svc][i])
         env["GATEWAY_PORT" if svc == "gateway" else f"{svc.upper()}_PORT"] = port
         log = open(LOG_DIR / f"{self.amqp_prefix}-{svc}-{i}.log", "ab")
-        proc = subprocess.Popen([sys.executable, "-m", f"services.{svc}"], cwd=ROOT, env=env,
+        proc = subprocess.Popen([sys.executable, "-m", f"services.{svc}"], cwd=self.root, env=env,
                                 stdout=log, stderr=subprocess.STDOUT)
         log.close()
         self.procs.setdefault(svc, [])
