@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export VENV_BIN := $(abspath $(BIN))
 
-.PHONY: venv tools run test fuzz bench lint clean
+.PHONY: venv tools runtimes run test fuzz bench lint clean
 
 venv: $(VENV)/.installed
 
@@ -22,7 +22,13 @@ tools:
 run: venv
 	VENV_BIN=$(abspath $(BIN)) bash scripts/run.sh
 
-test: venv tools
+# The receiver snippets of docs/webhooks.md run in the tests: node and go from Debian.
+runtimes:
+	@command -v node >/dev/null 2>&1 && command -v go >/dev/null 2>&1 || \
+	{ [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq --no-install-recommends \
+	nodejs golang-go >/dev/null; } || echo "make: install nodejs and golang-go for the snippet tests"
+
+test: venv tools runtimes
 	bash scripts/k8s_check.sh --no-tests
 	VENV_BIN=$(abspath $(BIN)) bash scripts/test_env.sh $(BIN)/python -m pytest
 

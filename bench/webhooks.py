@@ -1,6 +1,10 @@
 """Webhook benchmark: deliveries per second, API-call-to-receiver latency, and that latency
 again beside a receiver that never answers (it must not move by more than 20%).
 
+`BENCH_BASELINE=<git ref>` measures that commit's code too, in the same run, on the same
+database schema (today's migrations), before today's code, and writes both with their ratios:
+on a shared machine only ratios taken minutes apart mean much.
+
 Runs its own processes (gateway, ideas, webhooks) on a fresh database. The receiver is a bare
 aiohttp server answering 204 in a process of its own (`python -m bench.webhooks receiver`), so
 it is not what is measured; it reports arrivals on its stdout. Each latency sample is split
@@ -15,7 +19,9 @@ import json
 import os
 import secrets
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
@@ -216,12 +222,38 @@ def stage_split(url: str, sub_id: str, sent: dict[str, tuple[float, float]],
     return {k: round(statistics.median(v), 2) for k, v in split.items() if v}
 
 
+def source_tree(ref: str, into: str) -> Path:
+    """The files of commit `ref`, extracted under `into`."""
+    archive = subprocess.run(["git", "archive", ref], cwd=ROOT, check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
+    return Path(into)
+
+
 async def main() -> dict[str, Any]:
+    baseline = os.environ.get("BENCH_BASELINE")
+    if not baseline:
+        result = await measure(ROOT)
+        write(result)
+        return result
+    with tempfile.TemporaryDirectory() as tmp:
+        before = await measure(source_tree(baseline, tmp))
+    after = await measure(ROOT)
+    result = {"baseline": baseline, "before": before, "after": after, "ratios": {
+        "deliveriesPerSecond": round(after["throughput"]["deliveriesPerSecond"]
+                                     / before["throughput"]["deliveriesPerSecond"], 3),
+        "latencyP50": round(after["latency"]["p50_ms"] / before["latency"]["p50_ms"], 3),
+        "latencyP99": round(after["latency"]["p99_ms"] / before["latency"]["p99_ms"], 3)}}
+    write(after, result)
+    return result
+
+
+async def measure(root: Path) -> dict[str, Any]:
     url = await asyncio.to_thread(create_database)
     sys_ = PartSystem(url, f"imsbench{secrets.token_hex(4)}",
                       env_overrides={"WEBHOOK_RETRY_SCHEDULE": "0,1,1", "WEBHOOK_TIMEOUT_S": "2",
                                      "LOG_LEVEL": "warning"},
-                      services=("gateway", "ideas", "webhooks"))
+                      services=("gateway", "ideas", "webhooks"), root=root)
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     rcv = Receiver()
     await rcv.start()
@@ -244,13 +276,12 @@ async def main() -> dict[str, Any]:
     base, hung = result["latency"], result["latencyBesideHangingReceiver"]
     result["p50Ratio"] = round(hung["p50_ms"] / base["p50_ms"], 3)
     result["p99Ratio"] = round(hung["p99_ms"] / base["p99_ms"], 3)
-    write(result)
     return result
 
 
-def write(result: dict[str, Any]) -> None:
+def write(result: dict[str, Any], compared: dict[str, Any] | None = None) -> None:
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "webhooks.json").write_text(json.dumps(result, indent=2) + "\n")
+    (RESULTS / "webhooks.json").write_text(json.dumps(compared or result, indent=2) + "\n")
     t, a, b = result["throughput"], result["latency"], result["latencyBesideHangingReceiver"]
     stages = " / ".join(f"{k} {v}" for k, v in a["stages_p50_ms"].items())
     (RESULTS / "webhooks.md").write_text(
@@ -263,8 +294,25 @@ def write(result: dict[str, Any]) -> None:
         f"| same beside a receiver that never answers, p50 / p99 (ms) "
         f"| {b['p50_ms']} / {b['p99_ms']} |\n"
         f"| ratio p50 / p99 (must stay <= 1.2) | {result['p50Ratio']} / {result['p99Ratio']} |\n"
-        f"| stages, median ms | {stages} |\n")
-    print(json.dumps(result, indent=2))
+        f"| stages, median ms | {stages} |\n" + (comparison(compared) if compared else ""))
+    print(json.dumps(compared or result, indent=2))
+
+
+def comparison(c: dict[str, Any]) -> str:
+    """The before/after table of a run with BENCH_BASELINE."""
+    rows = [("deliveries/s", "throughput", "deliveriesPerSecond"),
+            ("API call to receiver p50 (ms)", "latency", "p50_ms"),
+            ("API call to receiver p99 (ms)", "latency", "p99_ms"),
+            ("beside a hanging receiver p50 (ms)", "latencyBesideHangingReceiver", "p50_ms"),
+            ("beside a hanging receiver p99 (ms)", "latencyBesideHangingReceiver", "p99_ms")]
+    lines = [f"\n## Before and after, one run (`BENCH_BASELINE={c['baseline']}`)\n",
+             "The table above is the current code; the baseline ran first, on the same "
+             "machine, minutes before.\n", "| Measure | before | after | after / before |",
+             "|---|---|---|---|"]
+    for label, part, key in rows:
+        b, a = c["before"][part][key], c["after"][part][key]
+        lines.append(f"| {label} | {b} | {a} | {round(a / b, 3)} |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -31,7 +31,8 @@ async def system(database_url: str) -> AsyncIterator[System]:
     """Every service running as its own process, two gateways sharing the limits."""
     prefix = f"imstest{secrets.token_hex(4)}"
     sys_ = System(database_url, prefix, replicas={"gateway": 2},
-                  env_overrides={"WEBHOOK_RETRY_SCHEDULE": "0,1,1", "WEBHOOK_TIMEOUT_S": "2"})
+                  env_overrides={"WEBHOOK_RETRY_SCHEDULE": "0,1,1", "WEBHOOK_TIMEOUT_S": "2",
+                                 "RETENTION_INTERVAL_S": "1"})
     sys_.start()
     try:
         await sys_.wait_ready()

@@ -7,6 +7,7 @@ its handlers from them. One table, so routing, scopes and documentation cannot d
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,5 +73,10 @@ class Route:
 
     @property
     def aiohttp_path(self) -> str:
-        """The path with `{id}`-like parameters restricted to UUIDs (others are not found)."""
-        return self.path.replace("{id}", "{id:" + UUID_RE + "}")
+        """The path with its parameters (`{id}`, `{deliveryId}`) restricted to UUIDs (others
+        are not found)."""
+        return re.sub(r"\{(\w+)\}", lambda m: "{" + m.group(1) + ":" + UUID_RE + "}", self.path)
+
+    @property
+    def path_params(self) -> list[str]:
+        return re.findall(r"\{(\w+)\}", self.path)

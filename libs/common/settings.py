@@ -201,6 +201,9 @@ class Settings:
     export_concurrency_per_workspace: int = 1
     export_deadline_s: float = 120.0
     export_write_timeout_s: float = 20.0
+    webhook_per_workspace_concurrency: int = 50
+    retention_days: float = 30.0
+    retention_interval_s: float = 3600.0
 
     @property
     def internal_token(self) -> str:
@@ -300,6 +303,9 @@ class Settings:
             export_concurrency_per_workspace=_int(e, "EXPORT_CONCURRENCY_PER_WORKSPACE", 1, 1),
             export_deadline_s=_float(e, "EXPORT_DEADLINE_S", 120.0),
             export_write_timeout_s=_float(e, "EXPORT_WRITE_TIMEOUT_S", 20.0),
+            webhook_per_workspace_concurrency=_int(e, "WEBHOOK_PER_WORKSPACE_CONCURRENCY", 50, 1),
+            retention_days=_float(e, "RETENTION_DAYS", 30.0),
+            retention_interval_s=_float(e, "RETENTION_INTERVAL_S", 3600.0),
         )
 
 

@@ -184,3 +184,13 @@ def stored_json_size(value: Any) -> int:
         return len(orjson.dumps(value))
     except orjson.JSONEncodeError as err:
         raise ValueError("cannot be stored (integers must fit in 64 bits)") from err
+
+
+def _integral(value: Any) -> Any:
+    """JSON has one number type: `3600.0` is an integer to JSON Schema, so a body's integer
+    field takes it (strict mode would refuse it); `3600.5` stays a float and is refused."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# An integer field of a request body (bodies are validated strictly).
+JsonInt = Annotated[int, BeforeValidator(_integral)]

@@ -214,11 +214,17 @@ def _tidy(node: Any, in_properties: bool = False) -> Any:
     return node
 
 
+# The order a path's operations are listed in, whatever the order of the route table.
+VERB_ORDER = ("get", "head", "post", "put", "patch", "delete", "options", "trace")
+
+
 def build_openapi(routes: tuple[Route, ...] = ROUTE_TABLE) -> dict[str, Any]:
     schemas = Schemas()
     paths: dict[str, Any] = {}
     for route in routes:
         paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, schemas)
+    paths = {path: dict(sorted(ops.items(), key=lambda op: VERB_ORDER.index(op[0])))
+             for path, ops in paths.items()}
     paths[f"{API}/openapi.json"] = {"get": _document_operation()}
     webhooks = webhooks_section(lambda tp: schemas.media(tp, "serialization"))
     used = {tag for path in paths.values() for op in path.values() for tag in op["tags"]}

@@ -8,12 +8,14 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from libs.common import db
+from libs.common.retention import Sweep, retention_context
 from libs.common.settings import Settings
-from libs.common.web import (HTTP, SETTINGS, broker_context, create_app, http_context,
+from libs.common.web import (HTTP, PG_POOL, SETTINGS, broker_context, create_app, http_context,
                              mount_routes, pg_context, relay_context)
 
 from . import views
 from libs.api.webhooks.routes import ROUTES
+from .views import SENDER
 from .consumer import PREFETCH, BatchConsumer
 from .dispatcher import Dispatcher
 from .fanout import Fanout
@@ -21,6 +23,13 @@ from .sender import Sender, delivery_session
 
 DISPATCHER = web.AppKey("dispatcher", Dispatcher)
 FANOUT = web.AppKey("fanout", Fanout)
+# What RETENTION_DAYS prunes here (docs/webhooks.md, Retention). A pending delivery stays
+# whatever its age; its attempts go with it when it goes.
+RETENTION = (
+    Sweep("webhooks.deliveries", "created_at", "status <> 'pending'"),
+    Sweep("webhooks.attempts", "created_at"),
+    Sweep("webhooks.processed_events", "processed_at"),
+)
 
 
 async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
@@ -37,6 +46,7 @@ async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
     dispatcher = Dispatcher(pool, s, Sender(session, s),
                             on_subscriptions_changed=app[FANOUT].cache.invalidate)
     app[DISPATCHER] = dispatcher
+    app[SENDER] = dispatcher.sender
     tasks = [asyncio.create_task(dispatcher.run()), asyncio.create_task(dispatcher.flush_forever())]
     yield
     await dispatcher.stop_tasks(tasks)  # the consumer, still running, hands over nothing more
@@ -60,5 +70,6 @@ def create_webhooks_app(settings: Settings) -> web.Application:
                                           prefetch=PREFETCH, consumer_cls=BatchConsumer))
     app.cleanup_ctx.append(relay_context("webhooks"))
     app.cleanup_ctx.append(dispatcher_context)
+    app.cleanup_ctx.append(retention_context(lambda a: a[PG_POOL], RETENTION))
     mount_routes(app, ROUTES, views)
     return app

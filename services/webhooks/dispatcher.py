@@ -3,9 +3,11 @@
 Safe in any number of replicas (see `store`). First attempts mostly arrive from the consumer
 already leased (`fanout`); the rest, retries and expired leases are claimed: NOTIFY wakes the
 claim loop, a short poll is the fallback. Concurrency is bounded overall
-(`webhook_concurrency`) and per target host (`webhook_per_host_concurrency`): a host with no
-free share is left out of the claim, so a receiver that hangs holds only its own share while
-every other host keeps going. Outcomes are written in batches by one writer, one statement per
+(`webhook_concurrency`), per workspace (`webhook_per_workspace_concurrency`) and per target
+host (`webhook_per_host_concurrency`): a host or workspace with no free share is left out of
+the claim, and the claim takes workspaces in turn, so a receiver that hangs holds only its own
+share, and one workspace's hanging receivers only that workspace's, while every other host and
+workspace keeps going. Outcomes are written in batches by one writer, one statement per
 batch. Retries wait as the schedule says plus a little jitter, or as long as a 429/503's
 `Retry-After` asks when that is later (at most `RETRY_AFTER_CAP_S`).
 """
@@ -14,8 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 
 import aiopg
 import structlog
@@ -64,32 +68,38 @@ class Dispatcher:
         self.schedule = settings.webhook_retry_schedule
         self.lease_s = settings.webhook_timeout_s + LEASE_MARGIN_S
         self.hosts = Hosts(settings.webhook_per_host_concurrency, self.lease_s,
-                           settings.webhook_timeout_s)
+                           settings.webhook_timeout_s, settings.webhook_per_workspace_concurrency)
         self.running: dict[asyncio.Task[None], Claimed] = {}
         self.reserved = 0      # handed over by the consumer, not started yet
         self.closing = False
         self.more_due = True   # due rows may be waiting, for any host
         self.short_hosts: set[str] = set()  # hosts whose due rows may wait for a slot here
+        self.short_workspaces: set[str] = set()  # likewise, workspaces
         self.outcomes: list[Outcome] = []
+        # monotonic time of the last change heard per workspace ("" for all): an attempt
+        # claimed before it re-reads its subscription, so a rotation or an edit applies to it
+        self.changed_at: dict[str, float] = {}
         self.wake = asyncio.Event()
         self.slot_freed = False
         self.flush_wake = asyncio.Event()
 
     # ---- first attempts handed over by the consumer ------------------------------------------
 
-    def reserve(self, host: str) -> bool:
+    def reserve(self, host: str, workspace: str) -> bool:
         """Take a slot for an attempt the consumer is about to write leased."""
         s = self.settings
         if (self.closing or len(self.running) + self.reserved >= s.webhook_concurrency
-                or not self.hosts.has_slot(host)):
+                or not self.hosts.has_slot(host) or self.hosts.workspace_full(workspace)):
             return False
         self.hosts.take(host)
+        self.hosts.hold(workspace)
         self.reserved += 1
         return True
 
-    def unreserve(self, host: str) -> None:
+    def unreserve(self, job: Claimed) -> None:
         self.reserved -= 1
-        self.hosts.give_back(host)
+        self.hosts.give_back(job.target_host)
+        self.hosts.let_go(job.workspace_id)
 
     def start(self, job: Claimed) -> None:
         """Run a reserved attempt (its row is committed under `job.lease`)."""
@@ -128,7 +138,7 @@ class Dispatcher:
         async with aiopg.connect(self.settings.database_url, timeout=10) as conn:
             async with conn.cursor() as cur:
                 await cur.execute(f"LISTEN {store.NOTIFY_CHANNEL}; LISTEN {CHANGED_CHANNEL}")
-            self.on_subscriptions_changed(None)  # changes while not listening went unheard
+            self.subscriptions_changed(None)  # changes while not listening went unheard
             pump = asyncio.create_task(self._pump(conn))
             try:
                 while not self.closing:
@@ -151,7 +161,7 @@ class Dispatcher:
         while True:
             note = await conn.notifies.get()
             if note.channel == CHANGED_CHANNEL:
-                self.on_subscriptions_changed(note.payload)
+                self.subscriptions_changed(note.payload)
             else:
                 # Rows for a host with no free slot here wait for one of its slots to free;
                 # claiming now would only find the host busy.
@@ -168,12 +178,18 @@ class Dispatcher:
             return 0
         self.slot_freed = False
         free = self.hosts.wanted()
+        free_ws = self.hosts.workspaces_wanted()
+        s = self.settings
         async with db.cursor(self.pool) as cur:  # one statement: its own transaction
-            jobs = await store.claim(cur, n, free, self.settings.webhook_per_host_concurrency,
-                                     self.lease_s)
+            jobs = await store.claim(cur, n, free, s.webhook_per_host_concurrency, free_ws,
+                                     s.webhook_per_workspace_concurrency, self.lease_s)
         self.more_due = len(jobs) >= n
         self.short_hosts = self._cut_short(free, jobs)
+        self.short_workspaces = {w for w, f in free_ws.items() if f <= 0}
         for job in jobs:
+            self.hosts.hold(job.workspace_id)
+            if self.hosts.workspace_full(job.workspace_id):
+                self.short_workspaces.add(job.workspace_id)
             if self.hosts.has_slot(job.target_host):
                 self._run(job)
             else:  # a fast host's next attempts: they start as its slots free
@@ -189,11 +205,36 @@ class Dispatcher:
         return ({h for h, f in free.items() if f <= taken[h]}
                 | {h for h, k in taken.items() if h not in free and k >= share})
 
+    def subscriptions_changed(self, workspace_id: str | None) -> None:
+        self.changed_at[workspace_id or ""] = time.monotonic()
+        if len(self.changed_at) > 10_000:
+            self.changed_at = {"": time.monotonic()}
+        self.on_subscriptions_changed(workspace_id)
+
+    async def _fresh(self, job: Claimed) -> Claimed | None:
+        """The job with its subscription's URL and secrets as they are now, when they may
+        have changed since it was claimed; None when the subscription is gone or paused."""
+        changed = max(self.changed_at.get(job.workspace_id, 0.0), self.changed_at.get("", 0.0))
+        if changed < job.claimed_at:
+            return job
+        async with db.cursor(self.pool) as cur:
+            now = await store.current(cur, job.subscription_id)
+        return None if now is None else replace(job, target_url=now[0], secrets=now[1])
+
     # ---- attempts ------------------------------------------------------------------------
 
     async def _attempt(self, job: Claimed) -> None:
         try:
-            answer = await self.sender.send(job)
+            try:
+                fresh = await self._fresh(job)
+                if fresh is None:
+                    return  # deleted or paused meanwhile: nothing to send, nothing to record
+                answer = await self.sender.send(fresh)
+            except Exception as err:  # send() answers whatever happens; this is the backstop
+                raise_if_cancelled(err)
+                log.warning("attempt_error", delivery_id=str(job.id), error=repr(err))
+                answer = Answer(False, None, f"attempt failed: {type(err).__name__}", 0,
+                                int(time.time()), None, time.time())
             self.hosts.observe(job.target_host, answer.duration_ms / 1000)
             self.outcomes.append(self._judge(job, answer))
             self.flush_wake.set()
@@ -204,16 +245,18 @@ class Dispatcher:
                          status_code=answer.status_code, error=answer.error)
         finally:
             self.hosts.give_back(job.target_host)
+            self.hosts.let_go(job.workspace_id)
             self.running.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
             after = None if self.closing else self.hosts.next_waiting(job.target_host)
             if after is not None:
                 self._run(after)
-            if self.more_due or job.target_host in self.short_hosts:
+            if (self.more_due or job.target_host in self.short_hosts
+                    or job.workspace_id in self.short_workspaces):
                 self.slot_freed = True  # a slot rows may wait for is free: claim more
                 self.wake.set()
 
     def _judge(self, job: Claimed, answer: Answer) -> Outcome:
-        attempt = job.attempt_count + 1
+        attempt = job.attempt_count + 1 - job.schedule_base  # place in this round's schedule
         gone = answer.status_code == 410
         retry_in: float | None = None
         if answer.ok:
@@ -223,7 +266,8 @@ class Dispatcher:
         else:
             status, retry_in = "pending", self.retry_in(attempt, answer.retry_after_s)
         return Outcome(job.id, job.subscription_id, job.lease, status, answer.status_code,
-                       answer.error, answer.duration_ms, answer.signed_at, retry_in, gone)
+                       answer.error, answer.duration_ms, answer.signed_at, retry_in, gone,
+                       answer.started_at)
 
     def retry_in(self, attempt: int, asked_s: float | None) -> float:
         return retry_delay(self.schedule[attempt], asked_s)
@@ -261,7 +305,7 @@ class Dispatcher:
                                                  self.settings.webhook_disable_after_s)
                     if off:
                         log.info("subscriptions_deactivated", ids=[str(i) for i in off])
-                        self.on_subscriptions_changed(None)
+                        self.subscriptions_changed(None)
         del self.outcomes[:len(batch)]
 
     async def stop_tasks(self, tasks: list[asyncio.Task[None]]) -> None:

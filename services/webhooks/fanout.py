@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -26,7 +26,7 @@ from libs.common.settings import Settings
 from . import store
 from . import subscriptions as subs
 from .events import JSON_OPTS, author_of, new_idea_payload
-from .store import Claimed, NewDelivery
+from .store import Claimed, NewDelivery, Secrets
 from .targets import host_key
 
 if TYPE_CHECKING:
@@ -97,16 +97,22 @@ class Handoff:
         self.jobs: dict[uuid.UUID, Claimed] = {}
 
     def reserve(self, row: NewDelivery, target: Target) -> bool:
-        if self.dispatcher is None or not self.dispatcher.reserve(target.host):
+        if self.dispatcher is None or not self.dispatcher.reserve(target.host, row.workspace_id):
             return False
-        self.jobs[row.id] = Claimed(row.id, target.id, target.kind, row.event_type,
-                                    target.target_url, target.host, target.secret, row.body, 0,
-                                    self.lease)
+        self.jobs[row.id] = Claimed(row.id, row.workspace_id, target.id, target.kind,
+                                    row.event_type, target.target_url, target.host,
+                                    Secrets(target.secret), row.body, 0, self.lease)
         return True
 
-    def keep_only(self, inserted: set[uuid.UUID]) -> None:
-        for job_id in [j for j in self.jobs if j not in inserted]:
-            self._drop(job_id)
+    def keep_only(self, inserted: dict[uuid.UUID, tuple[str, Secrets]]) -> None:
+        """Keep the rows written, with the URL and secrets their INSERT read (a rotation or
+        an edit the cache has not heard of yet applies all the same)."""
+        for job_id in list(self.jobs):
+            if job_id not in inserted:
+                self._drop(job_id)
+            else:
+                url, secrets = inserted[job_id]
+                self.jobs[job_id] = replace(self.jobs[job_id], target_url=url, secrets=secrets)
 
     def cancel(self) -> None:
         for job_id in list(self.jobs):
@@ -120,7 +126,7 @@ class Handoff:
 
     def _drop(self, job_id: uuid.UUID) -> None:
         job = self.jobs.pop(job_id)
-        self.dispatcher.unreserve(job.target_host)  # type: ignore[union-attr]
+        self.dispatcher.unreserve(job)  # type: ignore[union-attr]
 
 
 class Fanout:
@@ -176,6 +182,7 @@ class Fanout:
         # The queue's message body is the delivery body (CONTRACT section 6); it is
         # serialized once here and those exact bytes are signed and sent on every attempt.
         main_body = orjson.dumps(event, option=JSON_OPTS)
+        occurred_at = event.get("createdAt") if isinstance(event.get("createdAt"), str) else None
         hook_body = b""
         if event_type == "idea.created" and any(t.kind == subs.AUTOMATION for t in targets):
             hook_body = new_idea_payload(event, await author_of(self.session(), self.settings,
@@ -185,6 +192,7 @@ class Fanout:
             is_hook = t.kind == subs.AUTOMATION
             row = NewDelivery(uuid.uuid4(), str(event["id"]), workspace_id, t.id,
                               subs.NEW_IDEA if is_hook else event_type, t.host,
-                              hook_body if is_hook else main_body)
+                              hook_body if is_hook else main_body,
+                              occurred_at=occurred_at)
             rows.append(row.leased_copy() if handoff.reserve(row, t) else row)
         return rows

@@ -1,5 +1,8 @@
-"""Per-host bookkeeping of one dispatcher: attempts running, claimed ones waiting, speed.
+"""Per-host and per-workspace bookkeeping of one dispatcher: attempts running, claimed ones
+waiting, speed.
 
+A workspace holds at most `per_workspace` attempts (running, reserved or waiting) at once, so
+one workspace's hanging receivers never fill the dispatcher: the others always find slots.
 At most `per_host` attempts run per target host. For a host that answers fast, the claim may
 also take up to `BUFFER_SHARES * per_host` more, which wait here and start the moment a slot of that host
 frees, without a round trip to the database; that keeps a busy receiver's slots full. A waiting
@@ -22,8 +25,11 @@ MAX_HOSTS = 10_000
 
 
 class Hosts:
-    def __init__(self, per_host: int, lease_s: float, timeout_s: float) -> None:
+    def __init__(self, per_host: int, lease_s: float, timeout_s: float,
+                 per_workspace: int) -> None:
         self.per_host = per_host
+        self.per_workspace = per_workspace
+        self.held: dict[str, int] = defaultdict(int)  # per workspace: running, reserved, waiting
         self.inflight: dict[str, int] = defaultdict(int)  # running and reserved
         self.waiting: dict[str, deque[tuple[float, Claimed]]] = {}
         self.n_waiting = 0
@@ -32,6 +38,21 @@ class Hosts:
 
     def has_slot(self, host: str) -> bool:
         return self.inflight.get(host, 0) < self.per_host
+
+    def workspace_full(self, workspace: str) -> bool:
+        return self.held.get(workspace, 0) >= self.per_workspace
+
+    def hold(self, workspace: str) -> None:
+        self.held[workspace] += 1
+
+    def let_go(self, workspace: str) -> None:
+        self.held[workspace] -= 1
+        if self.held[workspace] <= 0:
+            del self.held[workspace]
+
+    def workspaces_wanted(self) -> dict[str, int]:
+        """Per workspace with work here: how many more this replica may claim (<= 0: none)."""
+        return {w: self.per_workspace - n for w, n in self.held.items()}
 
     def take(self, host: str) -> None:
         self.inflight[host] += 1
@@ -68,6 +89,8 @@ class Hosts:
             self.n_waiting -= 1
             if time.monotonic() - parked_at < self.max_wait_s:
                 job = candidate
+            else:  # left for its lease to expire: it is claimed again
+                self.let_go(candidate.workspace_id)
         if queue is not None and not queue:
             del self.waiting[host]
         return job

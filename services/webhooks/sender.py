@@ -1,14 +1,20 @@
 """One attempt: sign afresh, POST the stored bytes, judge the answer.
 
-Signature: lowercase hex HMAC-SHA256(secret, timestamp + "." + body), the timestamp being the
-moment the attempt is signed. A 2xx answer within the timeout is success; anything else
+Signatures (docs/webhooks.md, Verifying), computed when the attempt is signed, with every
+secret valid at that moment (the current one first; during a rotation the previous one too):
+`X-Service-Signature` is lowercase hex HMAC-SHA256(secret, timestamp + "." + body), comma
+separated; `webhook-signature` (Standard Webhooks) is "v1," + base64 HMAC-SHA256 keyed with the
+base64-decoded part of the secret after `whsec_`, over id + "." + timestamp + "." + body, space
+separated. A 2xx answer within the timeout is success; anything else
 (another status, a redirect, a timeout, a refused or failed connection) is a failed attempt.
-Only the first `BODY_CAP` bytes of an answer are read.
+Only the first `BODY_CAP` bytes of an answer are read. Whatever goes wrong, `send` returns an
+`Answer`: an attempt always ends as a recorded outcome (CONTRACT 11).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import hmac
 import ssl
@@ -18,11 +24,15 @@ from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
 import aiohttp
+import structlog
 
 from libs.common.settings import Settings
+from libs.common.tasks import raise_if_cancelled
 
-from .store import Claimed
-from .targets import GuardedResolver, TargetRefused, literal_refused
+from .store import Claimed, Secrets
+from .targets import REFUSED, GuardedResolver, TargetRefused, guarded_socket, target_host
+
+log = structlog.get_logger("webhooks.sender")
 
 BODY_CAP = 4096
 ERROR_CAP = 500
@@ -37,10 +47,41 @@ class Answer:
     duration_ms: int
     signed_at: int
     retry_after_s: float | None = None  # what a 429/503 asked for, when it said
+    started_at: float = 0.0             # Unix time the attempt started
+
+
+SECRET_PREFIX = "whsec_"
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:
     return hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
+
+
+def standard_key(secret: str) -> bytes:
+    """The Standard Webhooks key: the base64-decoded part of the secret after `whsec_`."""
+    text = secret.removeprefix(SECRET_PREFIX)
+    return base64.b64decode(text + "=" * (-len(text) % 4))
+
+
+def sign_standard(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
+    mac = hmac.new(standard_key(secret), f"{msg_id}.{timestamp}.".encode() + body,
+                   hashlib.sha256).digest()
+    return "v1," + base64.b64encode(mac).decode()
+
+
+def signed_headers(secrets: Secrets, msg_id: str, event_type: str, body: bytes,
+                   now: float) -> dict[str, str]:
+    """Every header of an attempt or a ping, signed at `now` with the secrets valid then."""
+    timestamp = int(now)
+    valid = secrets.valid(now)
+    return {
+        "Content-Type": "application/json", "User-Agent": USER_AGENT,
+        "X-Service-Event": event_type, "X-Service-Delivery": msg_id,
+        "X-Service-Timestamp": str(timestamp),
+        "X-Service-Signature": ",".join(sign(s, timestamp, body) for s in valid),
+        "webhook-id": msg_id, "webhook-timestamp": str(timestamp),
+        "webhook-signature": " ".join(sign_standard(s, msg_id, timestamp, body) for s in valid),
+    }
 
 
 def delivery_session(settings: Settings) -> aiohttp.ClientSession:
@@ -48,10 +89,14 @@ def delivery_session(settings: Settings) -> aiohttp.ClientSession:
     ctx = ssl.create_default_context()
     if settings.webhook_ca_file:
         ctx.load_verify_locations(cafile=settings.webhook_ca_file)
-    resolver = None if settings.webhook_allow_private_targets else GuardedResolver()
+    guarded = not settings.webhook_allow_private_targets
+    # Names resolve to public addresses only, and every address connected to, resolved or an
+    # IP literal (which aiohttp never hands to a resolver), passes the same check again.
     connector = aiohttp.TCPConnector(
         limit=settings.webhook_concurrency, limit_per_host=settings.webhook_per_host_concurrency,
-        ssl=ctx, resolver=resolver, ttl_dns_cache=10, keepalive_timeout=30)
+        ssl=ctx, resolver=GuardedResolver() if guarded else None,
+        socket_factory=guarded_socket if guarded else None, ttl_dns_cache=10,
+        keepalive_timeout=30)
     return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
                                  trust_env=False, auto_decompress=False)
 
@@ -67,27 +112,30 @@ class Sender:
         parts = urlsplit(job.target_url)
         # Hooks are https only; main subscriptions may use http only where allowed.
         if parts.scheme != "https" and (job.kind == "automation" or not self.allow_http):
-            return "target refused: https required"
-        if not self.allow_private and literal_refused(parts.hostname or ""):
-            return "target refused: private or reserved address"
+            return f"{REFUSED}: https required"
+        try:  # rows written before creation checked the host (CONTRACT 11)
+            target_host(job.target_url)
+        except ValueError:
+            return f"{REFUSED}: invalid host"
         return None
 
     async def send(self, job: Claimed) -> Answer:
-        signed_at = int(time.time())
-        headers = {
-            "Content-Type": "application/json", "User-Agent": USER_AGENT,
-            "X-Service-Event": job.event_type, "X-Service-Delivery": str(job.id),
-            "X-Service-Timestamp": str(signed_at),
-            "X-Service-Signature": sign(job.secret, signed_at, job.body),
-        }
+        now = time.time()
+        signed_at = int(now)
         started = time.perf_counter()
         code: int | None = None
         wait: float | None = None
-        error = self._refusal(job)
-        if error is None:
-            code, error, wait = await self._post(job.target_url, job.body, headers)
+        try:
+            error = self._refusal(job)
+            if error is None:
+                headers = signed_headers(job.secrets, str(job.id), job.event_type, job.body, now)
+                code, error, wait = await self._post(job.target_url, job.body, headers)
+        except Exception as err:  # whatever it was, the attempt ends as a failed one
+            raise_if_cancelled(err)
+            log.warning("attempt_error", delivery_id=str(job.id), error=repr(err))
+            code, error, wait = None, f"attempt failed: {type(err).__name__}", None
         ms = int((time.perf_counter() - started) * 1000)
-        return Answer(error is None, code, error, ms, signed_at, wait)
+        return Answer(error is None, code, error, ms, signed_at, wait, now)
 
     async def _post(self, url: str, body: bytes,
                     headers: dict[str, str]) -> tuple[int | None, str | None, float | None]:
@@ -109,13 +157,18 @@ class Sender:
             return None, describe(err)[:ERROR_CAP], None
 
 
+_ASCII_DIGITS = frozenset("0123456789")
+
+
 def retry_after(value: str | None, now: float) -> float | None:
-    """Seconds from `now` that a `Retry-After` header asks for (delta-seconds or an HTTP
-    date); None when absent or unreadable."""
+    """Seconds from `now` that a `Retry-After` header asks for: RFC 9110's delay-seconds
+    (ASCII digits only) or an HTTP-date; None when absent or anything else."""
     if not value:
         return None
-    value = value.strip()
-    if value.isdigit():
+    value = value.strip(" \t")
+    if not value or not value.isascii():
+        return None
+    if _ASCII_DIGITS.issuperset(value):
         return float(value)
     try:
         return max(0.0, parsedate_to_datetime(value).timestamp() - now)
@@ -124,14 +177,18 @@ def retry_after(value: str | None, now: float) -> float | None:
 
 
 def describe(err: BaseException) -> str:
-    """A short, secret-free text for a failed connection."""
+    """A short, secret-free text for a failed connection: never an address (a name's
+    resolved address is nobody's business but the resolver's)."""
     cause: BaseException | None = err
     while cause is not None:
         if isinstance(cause, TargetRefused):
-            return f"target refused: {cause}"
+            return REFUSED
         cause = cause.__cause__ or getattr(cause, "os_error", None)
     if isinstance(err, aiohttp.ClientConnectorCertificateError):
         return f"TLS certificate error: {err.certificate_error}"
     if isinstance(err, aiohttp.ClientSSLError):
         return "TLS error"
+    if isinstance(err, aiohttp.ClientConnectorError):
+        reason = err.os_error.strerror or type(err.os_error).__name__
+        return f"connection error: cannot connect to {err.host}:{err.port}: {reason}"
     return f"connection error: {type(err).__name__}: {err}"

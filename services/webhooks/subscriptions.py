@@ -21,6 +21,8 @@ _COLUMNS = ("id, name, target_url, events, secret, is_active, failure_count, las
 
 
 def new_secret() -> str:
+    """`whsec_` + 40 base62 characters: a multiple of 4, all in the base64 alphabet, so the
+    part after the prefix is also a valid base64 key for Standard Webhooks libraries."""
     return "whsec_" + "".join(secrets.choice(_ALPHABET) for _ in range(40))
 
 
@@ -93,12 +95,71 @@ async def get(cur: aiopg.Cursor, workspace_id: uuid.UUID, sub_id: uuid.UUID,
         (workspace_id, sub_id, kind))
 
 
+async def get_for_signing(cur: aiopg.Cursor, workspace_id: uuid.UUID,
+                          sub_id: uuid.UUID) -> db.Row | None:
+    """A main subscription's URL and the secrets that sign for it now."""
+    return await db.fetchone(
+        cur, "SELECT target_url, secret, previous_secret,"
+             " extract(epoch FROM previous_secret_expires_at)::float8 AS previous_expires_at"
+             " FROM webhooks.subscriptions WHERE workspace_id = %s AND id = %s AND kind = 'main'",
+        (workspace_id, sub_id))
+
+
 async def recent_deliveries(cur: aiopg.Cursor, sub_id: uuid.UUID, limit: int = 20) -> list[db.Row]:
     return await db.fetchall(
         cur, "SELECT id, event_id, event_type, status, status_code, attempt_count, error,"
              " duration_ms, delivered_at, created_at FROM webhooks.deliveries"
              " WHERE subscription_id = %s ORDER BY created_at DESC, id DESC LIMIT %s",
         (sub_id, limit))
+
+
+async def update(cur: aiopg.Cursor, workspace_id: uuid.UUID, sub_id: uuid.UUID,
+                 changes: dict[str, Any], target_host: str | None) -> db.Row | None:
+    """Apply a PATCH (`changes` in column names); None when not found. Pausing ends the
+    pending deliveries (as a deactivation does); a new URL moves them to its host's share."""
+    sets, params = ["updated_at = now()"], []
+    for column in ("name", "target_url", "events", "is_active"):
+        if column in changes:
+            sets.append(f"{column} = %s")
+            params.append(changes[column])
+    if changes.get("is_active") is True:
+        sets.append("failure_count = 0")
+        sets.append("reactivated_at = CASE WHEN is_active THEN reactivated_at ELSE now() END")
+    elif changes.get("is_active") is False:
+        sets.append("deactivated_at = CASE WHEN is_active THEN now() ELSE deactivated_at END")
+    row = await db.fetchone(
+        cur, f"UPDATE webhooks.subscriptions SET {', '.join(sets)}"
+             f" WHERE workspace_id = %s AND id = %s AND kind = 'main' RETURNING {_COLUMNS}",
+        (*params, workspace_id, sub_id))
+    if row is None:
+        return None
+    if changes.get("is_active") is False:
+        await cur.execute(
+            "UPDATE webhooks.deliveries SET status = 'failed', next_attempt_at = NULL,"
+            " error = COALESCE(error, 'subscription deactivated')"
+            " WHERE workspace_id = %s AND subscription_id = %s AND status = 'pending'",
+            (workspace_id, sub_id))
+    if target_host is not None:
+        await cur.execute(
+            "UPDATE webhooks.deliveries SET target_host = %s"
+            " WHERE workspace_id = %s AND subscription_id = %s AND status = 'pending'",
+            (target_host, workspace_id, sub_id))
+    await changed(cur, workspace_id)
+    return row
+
+
+async def rotate(cur: aiopg.Cursor, workspace_id: uuid.UUID, sub_id: uuid.UUID,
+                 expires_in_s: int) -> db.Row | None:
+    """A new secret; the current one becomes the previous one until it expires (an older
+    previous secret is dropped: at most two sign)."""
+    row = await db.fetchone(
+        cur, "UPDATE webhooks.subscriptions SET previous_secret = secret,"
+             " previous_secret_expires_at = now() + make_interval(secs => %s), secret = %s,"
+             f" updated_at = now() WHERE workspace_id = %s AND id = %s AND kind = 'main'"
+             f" RETURNING {_COLUMNS}", (expires_in_s, new_secret(), workspace_id, sub_id))
+    if row is not None:
+        await changed(cur, workspace_id)
+    return row
 
 
 async def delete(cur: aiopg.Cursor, workspace_id: uuid.UUID, sub_id: uuid.UUID,

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import uuid
+
 from aiohttp import web
 
 from libs.common import db
 from libs.common.errors import Forbidden, LimitExceeded, NotFound, ValidationFailed
-from libs.common.validation import parse_body, path_uuid
+from libs.common.messaging import event_body
+from libs.common.pagination import page_info
+from libs.common.validation import parse_body, parse_query, path_uuid
 from libs.common.web import PG_POOL, SETTINGS, caller, data_response, json_response
 
+from . import deliveries
 from . import subscriptions as subs
-from libs.api.webhooks.schemas import AutomationSubscribeRequest, CreateWebhookRequest
-from .targets import check_target_url
+from libs.api.webhooks.schemas import (AutomationSubscribeRequest, CreateWebhookRequest,
+                                       DeliveryListQuery, RotateSecretRequest,
+                                       UpdateWebhookRequest)
+from .sender import Sender
+from .store import Claimed, Secrets
+from .targets import check_target_url, host_key
+
+SENDER = web.AppKey("sender", Sender)  # set by the app: the dispatcher's, for test pings
 
 MAX_SUBSCRIPTIONS = 10
 MAX_HOOKS = 50
@@ -26,11 +37,8 @@ async def list_webhooks(request: web.Request) -> web.Response:
 
 async def create_webhook(request: web.Request) -> web.Response:
     who = caller(request)
-    settings = request.app[SETTINGS]
     body = await parse_body(request, CreateWebhookRequest)
-    schemes = ("https", "http") if settings.webhook_allow_http else ("https",)
-    check_target_url(body.targetUrl, field="targetUrl", schemes=schemes,
-                     allow_private=settings.webhook_allow_private_targets)
+    check_main_target(request, body.targetUrl)
     async with db.transaction(request.app[PG_POOL]) as cur:
         await subs.lock_workspace(cur, who.workspace_id, subs.MAIN)
         if await subs.count(cur, who.workspace_id, subs.MAIN) >= MAX_SUBSCRIPTIONS:
@@ -39,6 +47,101 @@ async def create_webhook(request: web.Request) -> web.Response:
         row = await subs.insert(cur, who.workspace_id, subs.MAIN, body.name, body.targetUrl,
                                 list(body.events))
     return data_response(subs.to_api(row, reveal=True))
+
+
+def check_main_target(request: web.Request, url: str) -> None:
+    settings = request.app[SETTINGS]
+    schemes = ("https", "http") if settings.webhook_allow_http else ("https",)
+    check_target_url(url, field="targetUrl", schemes=schemes,
+                     allow_private=settings.webhook_allow_private_targets)
+
+
+async def update_webhook(request: web.Request) -> web.Response:
+    who = caller(request)
+    sub_id = path_uuid(request)
+    body = await parse_body(request, UpdateWebhookRequest)
+    fields = body.model_fields_set
+    changes: dict[str, object] = {}
+    if "name" in fields:
+        changes["name"] = body.name
+    if "targetUrl" in fields:
+        check_main_target(request, body.targetUrl)
+        changes["target_url"] = body.targetUrl
+    if "events" in fields:
+        changes["events"] = list(body.events)
+    if "isActive" in fields:
+        changes["is_active"] = body.isActive
+    new_host = host_key(body.targetUrl) if "targetUrl" in fields else None
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        row = await subs.update(cur, who.workspace_id, sub_id, changes, new_host)
+    if row is None:
+        raise NotFound("Webhook subscription not found")
+    return data_response(subs.to_api(row))
+
+
+async def rotate_webhook_secret(request: web.Request) -> web.Response:
+    who = caller(request)
+    sub_id = path_uuid(request)
+    body = await parse_body(request, RotateSecretRequest, optional=True)
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        row = await subs.rotate(cur, who.workspace_id, sub_id, body.expiresInSeconds)
+    if row is None:
+        raise NotFound("Webhook subscription not found")
+    return data_response(subs.to_api(row, reveal=True))
+
+
+async def test_webhook(request: web.Request) -> web.Response:
+    """One signed POST now; not a delivery: nothing about the subscription changes."""
+    who = caller(request)
+    sub_id = path_uuid(request)
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        row = await subs.get_for_signing(cur, who.workspace_id, sub_id)
+    if row is None:
+        raise NotFound("Webhook subscription not found")
+    event_id = uuid.uuid4()
+    body = event_body(event_id, "webhook.test", who.workspace_id,
+                      {"subscriptionId": str(sub_id)})
+    ping = Claimed(event_id, str(who.workspace_id), sub_id, subs.MAIN, "webhook.test",
+                   row["target_url"], host_key(row["target_url"]),
+                   Secrets(row["secret"], row["previous_secret"], row["previous_expires_at"]),
+                   body, 0, uuid.uuid4())
+    answer = await request.app[SENDER].send(ping)
+    return data_response({"success": answer.ok, "statusCode": answer.status_code,
+                          "durationMs": answer.duration_ms, "error": answer.error})
+
+
+async def list_webhook_deliveries(request: web.Request) -> web.Response:
+    who = caller(request)
+    sub_id = path_uuid(request)
+    q = parse_query(request, DeliveryListQuery)
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        if await subs.get(cur, who.workspace_id, sub_id, subs.MAIN) is None:
+            raise NotFound("Webhook subscription not found")
+        items, next_cursor, has_more = await deliveries.page(
+            cur, request.app[SETTINGS].cursor_secret, who.workspace_id, sub_id, q.limit,
+            q.cursor, q.status, q.event_type)
+    return json_response({"data": items, "pagination": page_info(q.limit, has_more,
+                                                                 next_cursor)})
+
+
+async def get_webhook_delivery(request: web.Request) -> web.Response:
+    who = caller(request)
+    sub_id = path_uuid(request)
+    delivery_id = path_uuid(request, "deliveryId")
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        if await subs.get(cur, who.workspace_id, sub_id, subs.MAIN) is None:
+            raise NotFound("Webhook subscription not found")
+        out = await deliveries.detail(cur, who.workspace_id, sub_id, delivery_id)
+    return data_response(out)
+
+
+async def redeliver_webhook_delivery(request: web.Request) -> web.Response:
+    who = caller(request)
+    sub_id = path_uuid(request)
+    delivery_id = path_uuid(request, "deliveryId")
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        out = await deliveries.redeliver(cur, who.workspace_id, sub_id, delivery_id)
+    return data_response(out, status=202)
 
 
 async def get_webhook(request: web.Request) -> web.Response:

@@ -60,7 +60,10 @@ async def test_empty_cursor_is_the_first_page_on_every_paginated_list(api: Api) 
     customer = (await api.post("/api/v1/customers", json={"name": "Paged"})).data["id"]
     r = await api.post(f"/api/v1/ideas/{idea}/customers", json={"customerId": customer})
     assert r.status == 200, r.json
-    ids = {"ideas": idea, "customers": customer}
+    hook = await api.post("/api/v1/webhooks", json={"targetUrl": "https://hooks.example.com/p",
+                                                    "events": ["idea.created"]})
+    assert hook.status == 200, hook.json
+    ids = {"ideas": idea, "customers": customer, "webhooks": hook.data["id"]}
     paths = sorted({path for path, _, p in query_parameters(api.openapi) if p["name"] == "cursor"})
     assert len(paths) >= 6, paths
     for template in paths:

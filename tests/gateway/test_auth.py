@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 
 import aiohttp
@@ -75,7 +76,7 @@ async def test_scope_from_route_table(system: System, ws) -> None:
     for route in ROUTE_TABLE:
         if route.scope in (None, "workspace:read") or route.method != "GET":
             continue
-        path = route.path.replace("{id}", str(uuid.uuid4()))
+        path = re.sub(r"\{\w+\}", lambda _: str(uuid.uuid4()), route.path)
         r = await client.request(route.method, path)
         assert r.status == 403 and r.error["code"] == "insufficient_scope", route.path
         checked += 1

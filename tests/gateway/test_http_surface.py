@@ -4,6 +4,7 @@ the real gateway and services: header bytes, body encodings, methods, HEAD, metr
 from __future__ import annotations
 
 import gzip
+import re
 import uuid
 import zlib
 from typing import Any
@@ -152,7 +153,7 @@ async def test_every_405_lists_the_path_methods_in_allow(api: Api) -> None:
     """A known path with a wrong method: 405 method_not_allowed with Allow naming its methods."""
     for path, methods in _methods_by_path().items():
         allowed = methods | ({"HEAD"} if "GET" in methods else set())
-        concrete = path.replace("{id}", str(uuid.uuid4()))
+        concrete = re.sub(r"\{\w+\}", lambda _: str(uuid.uuid4()), path)
         for method in sorted({"GET", "POST", "PUT", "PATCH", "DELETE"} - methods):
             r = await api.request(method, concrete, json={} if method != "GET" else None)
             assert r.status == 405 and r.error["code"] == "method_not_allowed", (method, path)
@@ -175,7 +176,7 @@ def _concrete(route: Route, ids: dict[str, str]) -> str:
     for prefix, value in ids.items():
         if route.path.startswith(prefix + "/{id}"):
             return route.path.replace("{id}", value)
-    return route.path.replace("{id}", str(uuid.uuid4()))
+    return re.sub(r"\{\w+\}", lambda _: str(uuid.uuid4()), route.path)
 
 
 async def test_every_get_route_answers_head(api: Api) -> None:

@@ -55,6 +55,8 @@ BODIES: dict[str, Any] = {
     "link_customer": {"customerId": "{customers}"},
     "create_webhook": {"targetUrl": "https://hooks.example.com/matrix", "events": ["idea.created"]},
     "automation_subscribe": {"hookUrl": "https://hooks.example.com/matrix"},
+    "update_webhook": {"name": "Renamed by the matrix"},
+    "rotate_webhook_secret": {"expiresInSeconds": 60},
     # a tool call on another workspace's idea is a tool result, not an HTTP 404: tests/mcp
     "mcp": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
 }

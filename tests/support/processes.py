@@ -97,6 +97,7 @@ class System:
     procs: dict[str, list[subprocess.Popen[bytes]]] = field(default_factory=dict)
     internal_token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     cursor_secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    root: Path = ROOT  # the source tree the processes run from (the bench runs older ones too)
 
     @property
     def base_url(self) -> str:
@@ -145,7 +146,7 @@ class System:
                 metrics.append(free_port())
             env["GATEWAY_METRICS_PORT"] = str(metrics[i])
         log = open(LOG_DIR / f"{self.amqp_prefix}-{svc}-{i}.log", "ab")
-        proc = subprocess.Popen([sys.executable, "-m", f"services.{svc}"], cwd=ROOT, env=env,
+        proc = subprocess.Popen([sys.executable, "-m", f"services.{svc}"], cwd=self.root, env=env,
                                 stdout=log, stderr=subprocess.STDOUT)
         log.close()
         self.procs.setdefault(svc, [])

@@ -10,7 +10,8 @@ import orjson
 
 from tests.support.api import Api, Workspace
 from tests.support.processes import System
-from tests.webhooks.support import Receiver, publish, sample_idea, verify
+from tests.webhooks.support import (Receiver, legacy_subscription, publish, sample_idea, verify,
+                                    verify_standard)
 
 ALL_EVENTS = ["idea.created", "idea.updated", "idea.status_changed", "idea.voted",
               "idea.scored", "idea.assigned", "idea.deleted", "idea.destination_created",
@@ -64,7 +65,9 @@ async def test_every_event_kind_arrives_signed(system: System, ws: Workspace,
         assert set(body) == {"id", "type", "createdAt", "workspaceId", "data"}
         assert r.headers["Content-Type"] == "application/json"
         assert abs(int(r.headers["X-Service-Timestamp"]) - time.time()) < 30
-        assert verify(sub["secret"], r)
+        assert verify(sub["secret"], r) and verify_standard(sub["secret"], r)
+        assert r.headers["webhook-id"] == r.headers["X-Service-Delivery"]
+        assert r.headers["webhook-timestamp"] == r.headers["X-Service-Timestamp"]
     detail = await deliveries_when(ws.api, sub["id"], lambda d: len(d["recentDeliveries"]) == 11
                                    and all(x["status"] == "delivered"
                                            for x in d["recentDeliveries"]))
@@ -216,3 +219,23 @@ async def test_recent_deliveries_are_the_twenty_newest(system: System, ws: Works
     stamps = [d["createdAt"] for d in detail["recentDeliveries"]]
     assert stamps == sorted(stamps, reverse=True)
     assert orjson.dumps(detail)  # serializable as sent
+
+
+async def test_unusable_hosts_end_failed_not_retried_forever(system: System, ws: Workspace,
+                                                            receiver: Receiver) -> None:
+    """Old rows whose host the IDNA codec refuses (an empty label, a 64-character label) end
+    `failed` after the schedule's attempts like any failure, and other deliveries go on."""
+    subs = [legacy_subscription(system.database_url, ws.id, url) for url in (
+        "http://a..b.example.com/hook", f"http://{'a' * 64}.example.com/hook")]
+    path = receiver.new_path()
+    healthy = await subscribe(ws.api, receiver.url(path))
+    publish(system.database_url, "idea.created", ws.id, event_data("idea.created"))
+    for sub_id in subs:
+        detail = await deliveries_when(ws.api, sub_id, lambda d: d["recentDeliveries"]
+                                       and d["recentDeliveries"][0]["status"] == "failed")
+        (d,) = detail["recentDeliveries"]
+        assert d["attemptCount"] == 3 and d["statusCode"] is None
+        assert d["error"] == "target refused: invalid host"
+        assert detail["failureCount"] == 3
+    await receiver.wait(path, 1)
+    assert (await ws.api.get(f"/api/v1/webhooks/{healthy['id']}")).data["failureCount"] == 0

@@ -99,6 +99,24 @@ async def test_invalid_bodies_name_the_field(api: Api, receiver: Receiver) -> No
         assert r.error["code"] == "validation_error" and r.error["field"] == field, (body, r.error)
 
 
+async def test_hosts_read_otherwise_refused_even_where_private_targets_are_allowed(
+        api: Api, receiver: Receiver) -> None:
+    """This system allows private targets, yet a host in compatibility characters or an
+    invalid DNS/IDNA name is a validation_error on targetUrl / hookUrl (CONTRACT 11)."""
+    for host in ("１２７.０.０.１", "127。0。0。1", "ｌｏｃａｌｈｏｓｔ", "a..b.example.com",
+                 "a" * 64 + ".example.com", "xn--zz.example", "ex_ample.com", "127.1"):
+        r = await api.post("/api/v1/webhooks", json={"targetUrl": f"http://{host}/x",
+                                                     "events": EVENTS})
+        assert r.status == 400, (host, r.body)
+        assert r.error["code"] == "validation_error" and r.error["field"] == "targetUrl"
+        r = await api.post("/api/v1/automation/webhooks/subscribe",
+                           json={"hookUrl": f"https://{host}/x"})
+        assert r.status == 400 and r.error["field"] == "hookUrl", (host, r.body)
+    r = await api.post("/api/v1/webhooks", json={"targetUrl": "http://bücher.example/x",
+                                                 "events": EVENTS})
+    assert r.status == 200 and r.data["targetUrl"] == "http://bücher.example/x"
+
+
 async def test_scope_is_required(new_workspace, receiver: Receiver) -> None:
     """A key without webhooks:manage gets 403 insufficient_scope."""
     ws = await new_workspace(scopes="ideas:read")

@@ -6,11 +6,13 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
-from libs.api.base import Out, data_of, example
+from libs.api.base import Out, data_of, example, page_of
 from libs.api.enums import WebhookEventType
-from libs.common.validation import Body
+from libs.common.errors import ValidationFailed
+from libs.common.pagination import CursorParam
+from libs.common.validation import Body, JsonInt, Query
 
 __all__ = ["WebhookEventType"]
 
@@ -42,6 +44,62 @@ class CreateWebhookRequest(Body):
         if len(set(value)) != len(value):
             raise ValueError("events must not repeat")
         return value
+
+
+class UpdateWebhookRequest(Body):
+    """At least one property; each follows the create body's rules. `isActive: true`
+    reactivates the subscription and resets `failureCount` to 0; `isActive: false` pauses it:
+    its pending deliveries end `failed`, and events while it is paused are never delivered."""
+
+    model_config = example({"events": ["idea.created", "idea.status_changed"]})
+
+    name: str | None = Field(default=None, max_length=255)
+    """A label for people; null removes it"""
+    targetUrl: str = Field(default=None, min_length=1, max_length=2000,  # type: ignore[assignment]
+                           json_schema_extra=HTTPS_ONLY)
+    """https URL that receives the signed deliveries"""
+    events: list[WebhookEventType] = Field(default=None, min_length=1,  # type: ignore[assignment]
+                                           max_length=11, json_schema_extra={"uniqueItems": True})
+    """The events to deliver, 1 to 11, each at most once"""
+    isActive: bool = Field(default=None)  # type: ignore[assignment]
+    """false pauses deliveries, true resumes them"""
+
+    @field_validator("events")
+    @classmethod
+    def _unique(cls, value: list[str]) -> list[str]:
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("events must not repeat")
+        return value
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> UpdateWebhookRequest:
+        if not self.model_fields_set:
+            raise ValueError("at least one property is required")
+        for name in ("targetUrl", "events", "isActive"):
+            if name in self.model_fields_set and getattr(self, name) is None:
+                raise ValidationFailed(f"{name} must not be null", field=name)
+        return self
+
+
+class RotateSecretRequest(Body):
+    """Optional body. The previous secret keeps signing, after the new one, for
+    `expiresInSeconds`; a rotation within that time drops the older previous secret."""
+
+    model_config = example({"expiresInSeconds": 3600})
+
+    expiresInSeconds: JsonInt = Field(default=86400, ge=0, le=604800)
+    """How long the previous secret still signs (0: not at all); default 86400 (a day)"""
+
+
+class DeliveryListQuery(Query):
+    limit: int = Field(default=25, ge=1, le=100)
+    """Page size, 1 to 100"""
+    cursor: CursorParam = None
+    """`pagination.nextCursor` of the previous page. Empty or absent: the first page"""
+    status: DeliveryStatus | None = None
+    """Only deliveries in this status"""
+    event_type: WebhookEventType | None = None
+    """Only deliveries of this event kind"""
 
 
 class AutomationSubscribeRequest(Body):
@@ -125,6 +183,65 @@ class WebhookDelivery(Out):
     """When an attempt succeeded"""
     createdAt: datetime
     """When the delivery was created"""
+
+
+class WebhookAttempt(Out):
+    """One attempt of a delivery."""
+
+    attempt: int
+    """Counts from 1 over the delivery's life, redeliveries included"""
+    statusCode: int | None
+    """The receiver's status; null without an answer"""
+    error: str | None
+    """What went wrong; null on success"""
+    durationMs: int
+    """How long the attempt took"""
+    attemptedAt: datetime
+    """When the attempt started"""
+
+
+class WebhookDeliveryDetail(WebhookDelivery):
+    """A delivery with the payload sent and every attempt."""
+
+    model_config = example({**DELIVERY, "nextAttemptAt": None,
+                            "payload": {"id": "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9",
+                                        "type": "idea.created"},
+                            "attempts": [{"attempt": 1, "statusCode": 200, "error": None,
+                                          "durationMs": 84,
+                                          "attemptedAt": "2025-03-14T09:26:54.036189Z"}]})
+
+    nextAttemptAt: datetime | None
+    """The next scheduled attempt of a pending delivery; null once delivered or failed"""
+    payload: dict[str, Any]
+    """The JSON body sent, the same on every attempt"""
+    attempts: list[WebhookAttempt]
+    """Every attempt kept, oldest first"""
+
+
+class WebhookTestResult(Out):
+    """The outcome of a test ping."""
+
+    model_config = example({"success": True, "statusCode": 200, "durationMs": 42,
+                            "error": None})
+
+    success: bool
+    """A 2xx answer within the timeout"""
+    statusCode: int | None
+    """The receiver's status; null without an answer"""
+    durationMs: int
+    """Time until the answer, or waited for one"""
+    error: str | None
+    """Why it failed; null on success"""
+
+
+WebhookDeliveryPage = page_of("WebhookDeliveryPage", WebhookDelivery,
+                              "A page of a subscription's deliveries, newest first")
+WebhookDeliveryResult = data_of("WebhookDeliveryResult", WebhookDelivery,
+                                "The delivery, pending again")
+WebhookDeliveryDetailResult = data_of("WebhookDeliveryDetailResult", WebhookDeliveryDetail,
+                                      "The delivery with its payload and attempts")
+WebhookTestResultEnvelope = data_of("WebhookTestResultEnvelope", WebhookTestResult,
+                                    "The outcome of the ping")
 
 
 class WebhookSubscriptionDetail(WebhookSubscription):
