@@ -11,15 +11,12 @@ import contextlib
 
 import csv
 import io
-from datetime import date, datetime, timezone
-from decimal import Decimal
+from datetime import datetime, timezone
 from typing import Any
 
 import aiopg
 import orjson
 from aiohttp import web
-
-from libs.common.web import JSON_OPTS
 
 from .exports import Export
 
@@ -34,7 +31,8 @@ def guard(text: str) -> str:
 
 
 def cell(value: Any) -> Any:
-    """One CSV cell: guarded, times as in JSON, booleans as JSON words, null empty.
+    """One CSV cell of a value of the record's JSON: guarded, booleans as JSON words, null
+    empty; date-times are the JSON's strings, so they are in the one form.
 
     The guard applies to every cell, numbers included: the contract names the cell's first
     character, not its type, so a negative number is written as `'-5` (docs/analytics.md).
@@ -45,10 +43,6 @@ def cell(value: Any) -> Any:
         return guard(value)
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float, Decimal)):
-        return guard(str(value))
-    if isinstance(value, (datetime, date)):
-        return orjson.dumps(value, option=JSON_OPTS)[1:-1].decode()
     return guard(str(value))
 
 
@@ -67,6 +61,12 @@ def headers(kind: str, fmt: str) -> dict[str, str]:
             "Cache-Control": "no-store"}
 
 
+def record(row: tuple[str, str | None]) -> str:
+    """The JSON text of a row's record: its own members, then the extra ones (both compact)."""
+    text, extra = row
+    return text if extra is None else text[:-1] + "," + extra[1:]
+
+
 class Encoder:
     """Turns batches of rows into bytes of one format, opening and closing the document."""
 
@@ -80,10 +80,10 @@ class Encoder:
         return b"" if self.fmt == "csv" else b"]"
 
     def batch(self, rows: list[tuple[Any, ...]]) -> bytes:
-        records = [self.export.record(r) for r in rows]
+        texts = [record(r) for r in rows]
         if self.fmt == "csv":
-            return csv_chunk([self.export.cells(rec) for rec in records])
-        body = orjson.dumps(records, option=JSON_OPTS)[1:-1]
+            return csv_chunk([self.export.cells(orjson.loads(t)) for t in texts])
+        body = ",".join(texts).encode()
         if not self.first:
             body = b"," + body
         self.first = False
