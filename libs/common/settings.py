@@ -79,6 +79,23 @@ def _schedule(env: dict[str, str]) -> tuple[float, ...]:
     return values
 
 
+_ORIGIN = re.compile(r"https?://[a-z0-9.\-]+(:[0-9]{1,5})?|https?://\[[0-9a-f:.]+\](:[0-9]{1,5})?")
+
+
+def _origins(env: dict[str, str]) -> tuple[str, ...]:
+    """CORS_ALLOWED_ORIGINS: empty (CORS off), `*`, or comma-separated origins as browsers
+    send them (`https://app.example.com`, `http://localhost:3000`: no path, no slash)."""
+    raw = env.get("CORS_ALLOWED_ORIGINS", "").strip()
+    origins = tuple(o.strip().lower() for o in raw.split(",") if o.strip())
+    if origins == ("*",):
+        return origins
+    for origin in origins:
+        if not _ORIGIN.fullmatch(origin):
+            raise SettingsError("CORS_ALLOWED_ORIGINS must be * or comma-separated origins like"
+                                f" https://app.example.com, got {origin!r}")
+    return origins
+
+
 def _role(raw: str) -> str:
     # It becomes a connection option: a plain identifier only (empty disables it).
     if raw and not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", raw):
@@ -126,6 +143,7 @@ class Settings:
     webhook_concurrency: int = 200
     webhook_per_host_concurrency: int = 20
     relay_interval_s: float = 0.5
+    cors_allowed_origins: tuple[str, ...] = ()
 
     @property
     def insecure_defaults(self) -> bool:
@@ -179,4 +197,5 @@ class Settings:
             webhook_concurrency=_int(e, "WEBHOOK_CONCURRENCY", 200, 1),
             webhook_per_host_concurrency=_int(e, "WEBHOOK_PER_HOST_CONCURRENCY", 20, 1),
             relay_interval_s=_float(e, "RELAY_INTERVAL_S", 0.5),
+            cors_allowed_origins=_origins(e),
         )

@@ -18,9 +18,15 @@ import aiopg
 import orjson
 from aiohttp import web
 
+from werkzeug.datastructures import MIMEAccept
+from werkzeug.http import parse_accept_header
+
+from libs.api.analytics.schemas import ExportQuery
+
 from .exports import Export
 
 BATCH = 500
+FORMATS = ["application/json", "text/csv"]  # in order of preference on a tie
 # Characters that make a spreadsheet read a cell as a formula (CSV injection).
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -53,12 +59,25 @@ def csv_chunk(rows: list[list[Any]]) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
-def headers(kind: str, fmt: str) -> dict[str, str]:
+def choose_format(request: web.Request, q: ExportQuery) -> tuple[str, bool]:
+    """The export's format, and whether the Accept header chose it (CONTRACT 9): `format` when
+    given; else `text/csv` or `application/json` by Accept (quality values and wildcards
+    count; JSON on a tie and when Accept names neither)."""
+    if "format" in q.model_fields_set:
+        return q.format, False
+    accept = parse_accept_header(request.headers.get("Accept", ""), MIMEAccept)
+    return ("csv" if accept.best_match(FORMATS) == "text/csv" else "json"), True
+
+
+def headers(kind: str, fmt: str, negotiated: bool = False) -> dict[str, str]:
     today = datetime.now(timezone.utc).date().isoformat()
     ctype = "text/csv; charset=utf-8" if fmt == "csv" else "application/json"
-    return {"Content-Type": ctype,
-            "Content-Disposition": f'attachment; filename="{kind}-{today}.{fmt}"',
-            "Cache-Control": "no-store"}
+    out = {"Content-Type": ctype,
+           "Content-Disposition": f'attachment; filename="{kind}-{today}.{fmt}"',
+           "Cache-Control": "no-store"}
+    if negotiated:
+        out["Vary"] = "Accept"
+    return out
 
 
 def record(row: tuple[str, str | None]) -> str:
@@ -91,7 +110,8 @@ class Encoder:
 
 
 async def stream_export(request: web.Request, pool: aiopg.Pool, export: Export,
-                        fmt: str) -> web.StreamResponse:
+                        q: ExportQuery) -> web.StreamResponse:
+    fmt, negotiated = choose_format(request, q)
     enc = Encoder(export, fmt)
     async with pool.acquire() as conn, conn.cursor() as cur:
         # A cursor that outlives one statement needs a transaction (aiopg is autocommit).
@@ -100,7 +120,7 @@ async def stream_export(request: web.Request, pool: aiopg.Pool, export: Export,
             await cur.execute(f"DECLARE export_rows NO SCROLL CURSOR FOR {export.sql}",
                               export.params)
             rows = await _fetch(cur)
-            resp = web.StreamResponse(headers=headers(export.kind, fmt))
+            resp = web.StreamResponse(headers=headers(export.kind, fmt, negotiated))
             resp.enable_chunked_encoding()
             await resp.prepare(request)
             await resp.write(enc.opening())

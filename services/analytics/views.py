@@ -112,24 +112,24 @@ async def export_ideas(request: web.Request) -> web.StreamResponse:
     q = parse_query(request, IdeasExportQuery)
     exports.check_range(q)
     export = exports.ideas(caller(request).workspace_id, q)
-    return await stream_export(request, request.app[PG_POOL], export, q.format)
+    return await stream_export(request, request.app[PG_POOL], export, q)
 
 
 async def export_customers(request: web.Request) -> web.StreamResponse:
     q = parse_query(request, ExportQuery)
     export = exports.customers(caller(request).workspace_id, q)
-    return await stream_export(request, request.app[PG_POOL], export, q.format)
+    return await stream_export(request, request.app[PG_POOL], export, q)
 
 
 async def export_decisions(request: web.Request) -> web.StreamResponse:
     q = parse_query(request, DatedExportQuery)
     exports.check_range(q)
     export = exports.decisions(caller(request).workspace_id, q)
-    return await stream_export(request, request.app[PG_POOL], export, q.format)
+    return await stream_export(request, request.app[PG_POOL], export, q)
 
 
 async def export_signals(request: web.Request) -> web.StreamResponse:
     q = parse_query(request, SignalsExportQuery)
     exports.check_range(q)
     export = exports.signals(caller(request).workspace_id, q)
-    return await stream_export(request, request.app[PG_POOL], export, q.format)
+    return await stream_export(request, request.app[PG_POOL], export, q)

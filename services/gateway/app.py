@@ -20,6 +20,8 @@ from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, SETTINGS, create_a
 
 from . import idempotency, ratelimit
 from .auth import KeyInfo, KeyStore, bearer_token
+from .compression import setup_compression
+from .cors import setup_cors
 from .openapi import openapi_handler
 from .proxy import Upstreams, forward, forward_headers, relay_whole
 from .upstream import UpstreamPool
@@ -183,6 +185,8 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
 
 def create_gateway(settings: Settings) -> web.Application:
     app = create_app(settings, "gateway", internal=False, middlewares=[gateway_middleware])
+    setup_cors(app, before=gateway_middleware)
+    setup_compression(app)
     app.cleanup_ctx.append(pg_context())
     app.cleanup_ctx.append(_state)
     app.router.add_get(OPENAPI_PATH, openapi_handler)

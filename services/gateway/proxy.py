@@ -1,7 +1,8 @@
 """The keep-alive proxy from the gateway to the services.
 
 Answers relayed whole (everything but exports) go through the lean client of `upstream.py`;
-exports, and services reached over https, go through aiohttp and stream chunk by chunk.
+exports, and services reached over https, go through aiohttp and stream chunk by chunk (gzip
+as they go when the client accepts it: `compression.py`).
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ from multidict import CIMultiDict
 from libs.common.caller import H_REQUEST_ID
 from libs.common.errors import ServiceUnavailable
 
+from .compression import MIN_SIZE, GzipStream, accepts_gzip, add_vary
 from .upstream import UpstreamError, UpstreamPool
 
 # Hop-by-hop headers, and what only the gateway may set; an X-Ims-* header from a client
-# would otherwise impersonate the gateway's word about the caller.
+# would otherwise impersonate the gateway's word about the caller. Accept-Encoding too: the
+# services answer plain and the gateway compresses.
 _DROP_REQUEST = frozenset({"connection", "keep-alive", "transfer-encoding", "te", "upgrade",
                            "proxy-authorization", "proxy-connection", "host", "content-length",
-                           "authorization", "expect"})
+                           "authorization", "expect", "accept-encoding"})
 _DROP_RESPONSE = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length",
                             "server", "date"})
 BUFFER_LIMIT = 256 * 1024
@@ -98,13 +101,45 @@ async def forward(session: aiohttp.ClientSession, request: web.Request, base: st
         length = up.content_length
         if buffer or (length is not None and length <= BUFFER_LIMIT):
             return web.Response(status=up.status, headers=resp_headers, body=await up.read())
-        resp = web.StreamResponse(status=up.status, headers=resp_headers)
-        if length is not None:
-            resp.content_length = length
-        await resp.prepare(request)
-        async for chunk in up.content.iter_any():
-            await resp.write(chunk)
-        await resp.write_eof()
-        return resp
+        head = await _read_ahead(up.content, MIN_SIZE + 1)
+        if len(head) <= MIN_SIZE:  # the whole answer: plain (compression.py)
+            return web.Response(status=up.status, headers=resp_headers, body=head)
+        return await _stream(request, up, resp_headers, head, length)
     finally:
         up.release()
+
+
+async def _read_ahead(content: aiohttp.StreamReader, size: int) -> bytes:
+    """At least `size` bytes of the body, or all of it when it is shorter."""
+    parts, got = [], 0
+    while got < size:
+        chunk = await content.readany()
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+async def _stream(request: web.Request, up: aiohttp.ClientResponse,
+                  headers: CIMultiDict[str], head: bytes,
+                  length: int | None) -> web.StreamResponse:
+    """Relay an answer over 1 KiB chunk by chunk, gzip-compressed when the client accepts it."""
+    add_vary(headers, "Accept-Encoding")
+    gz = GzipStream() if accepts_gzip(request) and "Content-Encoding" not in headers else None
+    if gz is not None:
+        headers["Content-Encoding"] = "gzip"
+    resp = web.StreamResponse(status=up.status, headers=headers)
+    if length is not None and gz is None:
+        resp.content_length = length
+    await resp.prepare(request)
+    chunk = head
+    while chunk:
+        out = await gz.chunk(chunk) if gz is not None else chunk
+        if out:
+            await resp.write(out)
+        chunk = await up.content.readany()
+    if gz is not None:
+        await resp.write(gz.end())
+    await resp.write_eof()
+    return resp

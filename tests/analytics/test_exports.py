@@ -210,3 +210,29 @@ async def test_ten_exports_per_hour_shared_by_the_four_kinds(api: Api) -> None:
         assert int(r.headers["Retry-After"]) > 0
     assert (await api.get("/api/v1/analytics/summary")).status == 200
     assert orjson.loads((await api.get("/api/v1/analytics/roadmap")).body)["data"] is not None
+
+
+@pytest.mark.parametrize(("params", "accept", "want", "vary"), [
+    ({}, "text/csv", "csv", True),
+    ({}, "application/json", "json", True),
+    ({}, "text/csv;q=0.5, application/json", "json", True),
+    ({}, "application/json;q=0.2, text/*", "csv", True),
+    ({}, "text/html", "json", True),
+    ({}, None, "json", True),
+    ({"format": "json"}, "text/csv", "json", False),
+    ({"format": "csv"}, "application/json", "csv", False),
+])
+async def test_format_by_accept_when_format_is_absent(
+        api: Api, db: Db, params: dict[str, str], accept: str | None, want: str,
+        vary: bool) -> None:
+    """CONTRACT 9: Accept text/csv or application/json chooses the format; `format` wins."""
+    db.idea("Chosen", created_at=ago(1))
+    headers = {"Accept": accept} if accept else {}
+    r = await api.get(f"{E}/ideas", params=params, headers=headers)
+    assert r.status == 200
+    if want == "csv":
+        assert rows(r)[0]["title"] == "Chosen"
+    else:
+        assert r.headers["Content-Type"] == "application/json" and r.json[0]["title"] == "Chosen"
+    assert DISPOSITION.fullmatch(r.headers["Content-Disposition"]).group(3) == want  # type: ignore[union-attr]
+    assert ("Accept" in r.headers.get("Vary", "")) is vary

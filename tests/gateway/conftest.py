@@ -35,9 +35,11 @@ class Upstream:
     token: str
     calls: dict[str, int] = field(default_factory=dict)
     tokens_ok: bool = True
+    accept_encodings: list[str | None] = field(default_factory=list)
 
     async def handle(self, request: web.Request) -> web.Response:
         self.tokens_ok &= request.headers.get(H_TOKEN) == self.token
+        self.accept_encodings.append(request.headers.get("Accept-Encoding"))
         body = orjson.loads(await request.read() or b"{}")
         name = str(body.get("name", ""))
         n = self.calls[name] = self.calls.get(name, 0) + 1
@@ -49,8 +51,12 @@ class Upstream:
         status = int(body.get("status", 200))
         return web.Response(body=orjson.dumps({"data": {
             "id": str(uuid.uuid4()), "name": name, "call": n,
-            "workspaceId": request.headers.get(H_WORKSPACE)}}),
+            "workspaceId": request.headers.get(H_WORKSPACE), "pad": body.get("pad")}}),
             status=status, content_type="application/json", headers={"X-Upstream": "yes"})
+
+
+# The rig's gateways allow these origins (CORS is off in the shared system).
+CORS = "https://app.example.com,http://localhost:3000"
 
 
 @dataclass
@@ -79,7 +85,8 @@ async def rig() -> AsyncIterator[GatewayRig]:
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     system = System(url, prefix, replicas={"gateway": 2},
-                    env_overrides={"WEBHOOKS_URLS": upstream.url}, internal_token=token)
+                    env_overrides={"WEBHOOKS_URLS": upstream.url, "CORS_ALLOWED_ORIGINS": CORS},
+                    internal_token=token)
     system.start()
     try:
         await system.wait_ready()

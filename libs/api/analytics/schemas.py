@@ -46,7 +46,10 @@ class SignalsQuery(RangeQuery):
 
 
 class ExportQuery(Query):
-    format: ExportFormat = "json"
+    format: ExportFormat = Field(
+        "json", description="`csv` or `json`. When absent, the Accept header chooses: "
+        "`text/csv` or `application/json` (quality values count); JSON when it names neither. "
+        "`format` wins over Accept.")
     limit: int = Field(MAX_EXPORT, ge=1, le=MAX_EXPORT)
 
 
