@@ -10,7 +10,7 @@ import asyncio
 import importlib
 import sys
 
-AREAS = ("gateway", "ideas", "customers", "webhooks", "analytics")
+AREAS = ("gateway", "ideas", "customers", "webhooks", "analytics", "render")
 
 
 def main() -> None:
