@@ -10,7 +10,7 @@ import asyncio
 import importlib
 import sys
 
-AREAS = ("gateway", "ideas", "customers", "webhooks", "analytics", "mcp")
+AREAS = ("gateway", "ideas", "customers", "webhooks", "analytics", "mcp", "render")
 
 
 def main() -> None:

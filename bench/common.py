@@ -27,6 +27,17 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
+# What the bench clients accept: unset, aiohttp's default (gzip, deflate), which the gateway
+# answers with gzip; `identity` measures plain answers.
+ACCEPT_ENCODING = os.environ.get("BENCH_ACCEPT_ENCODING")
+
+
+def client_headers(key: str) -> dict[str, str]:
+    """The headers of a bench client with `key`."""
+    headers = {"Authorization": f"Bearer {key}"}
+    if ACCEPT_ENCODING:
+        headers["Accept-Encoding"] = ACCEPT_ENCODING
+    return headers
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -77,7 +88,7 @@ class Client:
     def __init__(self, session: Any, base: str, key: str,
                  ok: tuple[int, ...] = (200, 201)) -> None:
         self.s, self.base, self.ok = session, base, ok
-        self.h = {"Authorization": f"Bearer {key}"}
+        self.h = client_headers(key)
 
     async def call(self, method: str, path: str, **kw: Any) -> Any:
         async with self.s.request(method, self.base + path, headers=self.h, **kw) as r:

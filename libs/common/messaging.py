@@ -25,6 +25,7 @@ from aio_pika.abc import (AbstractChannel, AbstractExchange, AbstractIncomingMes
                           AbstractRobustConnection)
 
 from . import db
+from .render import dumps
 from .topology import QUEUES
 from .tasks import raise_if_cancelled
 
@@ -32,7 +33,6 @@ log = structlog.get_logger("messaging")
 
 DELIVERY_LIMIT = 10
 RELAY_BATCH = 500
-JSON_OPTS = orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS
 
 
 def now_utc() -> datetime:
@@ -41,12 +41,13 @@ def now_utc() -> datetime:
 
 def event_body(event_id: uuid.UUID, event_type: str, workspace_id: uuid.UUID,
                data: dict[str, Any], created_at: datetime | None = None) -> bytes:
-    """The event as it travels and as webhook receivers get it (CONTRACT section 6)."""
-    return orjson.dumps({
+    """The event as it travels and as webhook receivers get it (CONTRACT section 6), serialized
+    once, in the one form (libs/common/render.py): these bytes are the delivery body."""
+    return dumps({
         "id": str(event_id), "type": event_type,
         "createdAt": created_at or now_utc(),
         "workspaceId": str(workspace_id), "data": data,
-    }, option=JSON_OPTS)
+    })
 
 
 async def add_event(cur: aiopg.Cursor, schema: str, event_type: str, workspace_id: uuid.UUID,
@@ -211,16 +212,27 @@ class OutboxRelay:
 Handler = Callable[[aiopg.Cursor, dict[str, Any]], Awaitable[None]]
 
 
-async def parse_event(message: AbstractIncomingMessage) -> dict[str, Any] | None:
+class Event(dict[str, Any]):
+    """A consumed event's fields, and `body`: the exact bytes it was published as, which a
+    consumer that passes the event on (the webhooks fan-out) sends as they are."""
+
+    body: bytes = b""
+
+
+async def parse_event(message: AbstractIncomingMessage) -> Event | None:
     """The event a message carries; a malformed one is dead-lettered (no retry can fix it)."""
     try:
-        event = orjson.loads(message.body)
-        uuid.UUID(event["id"])
+        fields = orjson.loads(message.body)
+        if not isinstance(fields, dict):
+            raise TypeError("not an object")
+        uuid.UUID(fields["id"])
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         log.error("event_malformed", routing_key=message.routing_key)
         await message.reject(requeue=False)
         return None
-    return event  # type: ignore[no-any-return]
+    event = Event(fields)
+    event.body = message.body
+    return event
 
 
 class Consumer:

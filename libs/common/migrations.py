@@ -1,7 +1,8 @@
 """Versioned plain-SQL migrations, one folder per service schema, applied under an advisory lock.
 
 Files are `services/<service>/migrations/NNNN_name.sql`; each is applied once, in its own
-transaction, and recorded in `public.ims_schema_migrations` as `<service>/NNNN_name`. Concurrent
+transaction, and recorded in `public.ims_schema_migrations` as `<service>/NNNN_name`. The shared
+SQL of `libs/common/migrations` comes first (`common/...`), then each service's. Concurrent
 starts are safe: the advisory lock serializes them and the second finds nothing left to do.
 """
 
@@ -27,8 +28,10 @@ class Migration:
 
 def pending_sources() -> list[Migration]:
     """Every migration of the project in the order it must be applied."""
-    out: list[Migration] = []
-    template = (Path(__file__).parent / "migrations" / "outbox.sql").read_text()
+    here = Path(__file__).parent / "migrations"
+    # Shared SQL every service's queries use (the date-time form of libs/common/render.py).
+    out = [Migration("common/0001_render", (here / "render.sql").read_text())]
+    template = (here / "outbox.sql").read_text()
     for service in SERVICES:
         out.append(Migration(f"{service}/0000_schema", f"CREATE SCHEMA IF NOT EXISTS {service};"))
         if service in OUTBOX_SCHEMAS:

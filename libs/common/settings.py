@@ -139,6 +139,23 @@ def secret_problem(name: str, value: str) -> str | None:
     return None
 
 
+_ORIGIN = re.compile(r"https?://[a-z0-9.\-]+(:[0-9]{1,5})?|https?://\[[0-9a-f:.]+\](:[0-9]{1,5})?")
+
+
+def _origins(env: dict[str, str]) -> tuple[str, ...]:
+    """CORS_ALLOWED_ORIGINS: empty (CORS off), `*`, or comma-separated origins as browsers
+    send them (`https://app.example.com`, `http://localhost:3000`: no path, no slash)."""
+    raw = env.get("CORS_ALLOWED_ORIGINS", "").strip()
+    origins = tuple(o.strip().lower() for o in raw.split(",") if o.strip())
+    if origins == ("*",):
+        return origins
+    for origin in origins:
+        if not _ORIGIN.fullmatch(origin):
+            raise SettingsError("CORS_ALLOWED_ORIGINS must be * or comma-separated origins like"
+                                f" https://app.example.com, got {origin!r}")
+    return origins
+
+
 def _role(raw: str) -> str:
     # It becomes a connection option: a plain identifier only (empty disables it).
     if raw and not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", raw):
@@ -204,6 +221,7 @@ class Settings:
     webhook_per_workspace_concurrency: int = 50
     retention_days: float = 30.0
     retention_interval_s: float = 3600.0
+    cors_allowed_origins: tuple[str, ...] = ()
 
     @property
     def internal_token(self) -> str:
@@ -306,6 +324,7 @@ class Settings:
             webhook_per_workspace_concurrency=_int(e, "WEBHOOK_PER_WORKSPACE_CONCURRENCY", 50, 1),
             retention_days=_float(e, "RETENTION_DAYS", 30.0),
             retention_interval_s=_float(e, "RETENTION_INTERVAL_S", 3600.0),
+            cors_allowed_origins=_origins(e),
         )
 
 

@@ -18,7 +18,6 @@ from typing import Any, Protocol
 
 import aiohttp
 import aiopg
-import orjson
 import structlog
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
@@ -28,6 +27,7 @@ from .caller import H_REQUEST_ID, H_TOKEN, Caller, caller_from_headers
 from .errors import ApiError, MethodNotAllowed, NotFound, PayloadTooLarge, Unauthorized
 from .listener import Runner
 from .messaging import Broker, Consumer, Handler, OutboxRelay
+from .render import dumps
 from .settings import Settings
 from .tasks import raise_if_cancelled
 from .validation import MAX_BODY
@@ -43,16 +43,11 @@ CALLER = web.RequestKey("caller", Caller)
 REQUEST_ID = web.RequestKey("request_id", str)
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
-JSON_OPTS = orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS
 
 REQUESTS = Counter("ims_http_requests_total", "HTTP requests", ["process", "method", "route", "status"])
 LATENCY = Histogram("ims_http_request_duration_seconds", "HTTP request duration",
                     ["process", "route"],
                     buckets=(0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
-
-
-def dumps(data: Any) -> bytes:
-    return orjson.dumps(data, option=JSON_OPTS)
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:

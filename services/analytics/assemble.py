@@ -14,6 +14,8 @@ from typing import Any
 
 import aiopg
 
+from libs.common import render
+
 from . import reports
 from .periods import Period, Range, bucket_start, buckets
 
@@ -28,8 +30,9 @@ def num(value: Decimal | float | int | None) -> float | None:
     return None if value is None else float(value)
 
 
-def money(value: Decimal | float | int | None) -> float:
-    return 0.0 if value is None else float(value)
+def money(value: Decimal | float | int | None) -> int | float:
+    """An ARR figure in the one form of money (libs/common/render.py); none is 0."""
+    return render.money(value) or 0
 
 
 def _key(value: Any) -> str:

@@ -17,8 +17,7 @@ import asyncio
 import csv
 import io
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
-from decimal import Decimal
+from datetime import datetime, timezone
 from typing import Any
 
 import aiopg
@@ -27,9 +26,12 @@ import structlog
 from aiohttp import web
 from prometheus_client import Counter
 
+from werkzeug.datastructures import MIMEAccept
+from werkzeug.http import parse_accept_header
+
+from libs.api.analytics.schemas import ExportQuery
 from libs.common.errors import ServiceUnavailable
 from libs.common.streaming import bound_send_buffer, cut_off, write_within
-from libs.common.web import JSON_OPTS
 
 from .exports import Export
 
@@ -37,6 +39,7 @@ log = structlog.get_logger("export")
 CUT_OFF = Counter("ims_exports_cut_off_total", "Exports cut off before their end", ["reason"])
 
 BATCH = 500
+FORMATS = ["application/json", "text/csv"]  # in order of preference on a tie
 # Characters that make a spreadsheet read a cell as a formula (CSV injection).
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -47,7 +50,8 @@ def guard(text: str) -> str:
 
 
 def cell(value: Any) -> Any:
-    """One CSV cell: text guarded, numbers and booleans as they are, times as in JSON, null empty.
+    """One CSV cell: text guarded, numbers and booleans as they are, null empty; date-times are
+    the JSON's strings, so they are in the one form.
 
     Only text is guarded: a number is written as it is (`-1` stays `-1`, CONTRACT section 9),
     so a spreadsheet reads it back as the number it is (docs/analytics.md).
@@ -58,10 +62,8 @@ def cell(value: Any) -> Any:
         return guard(value)
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float, Decimal)):
+    if isinstance(value, (int, float)):
         return str(value)
-    if isinstance(value, (datetime, date)):
-        return orjson.dumps(value, option=JSON_OPTS)[1:-1].decode()
     return guard(str(value))
 
 
@@ -72,12 +74,31 @@ def csv_chunk(rows: list[list[Any]]) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
-def headers(kind: str, fmt: str) -> dict[str, str]:
+def choose_format(request: web.Request, q: ExportQuery) -> tuple[str, bool]:
+    """The export's format, and whether the Accept header chose it (CONTRACT 9): `format` when
+    given; else `text/csv` or `application/json` by Accept (quality values and wildcards
+    count; JSON on a tie and when Accept names neither)."""
+    if "format" in q.model_fields_set:
+        return q.format, False
+    accept = parse_accept_header(request.headers.get("Accept", ""), MIMEAccept)
+    return ("csv" if accept.best_match(FORMATS) == "text/csv" else "json"), True
+
+
+def headers(kind: str, fmt: str, negotiated: bool = False) -> dict[str, str]:
     today = datetime.now(timezone.utc).date().isoformat()
     ctype = "text/csv; charset=utf-8" if fmt == "csv" else "application/json"
-    return {"Content-Type": ctype,
-            "Content-Disposition": f'attachment; filename="{kind}-{today}.{fmt}"',
-            "Cache-Control": "no-store"}
+    out = {"Content-Type": ctype,
+           "Content-Disposition": f'attachment; filename="{kind}-{today}.{fmt}"',
+           "Cache-Control": "no-store"}
+    if negotiated:
+        out["Vary"] = "Accept"
+    return out
+
+
+def record(row: tuple[str, str | None]) -> str:
+    """The JSON text of a row's record: its own members, then the extra ones (both compact)."""
+    text, extra = row
+    return text if extra is None else text[:-1] + "," + extra[1:]
 
 
 class Encoder:
@@ -93,10 +114,10 @@ class Encoder:
         return b"" if self.fmt == "csv" else b"]"
 
     def batch(self, rows: list[tuple[Any, ...]]) -> bytes:
-        records = [self.export.record(r) for r in rows]
+        texts = [record(r) for r in rows]
         if self.fmt == "csv":
-            return csv_chunk([self.export.cells(rec) for rec in records])
-        body = orjson.dumps(records, option=JSON_OPTS)[1:-1]
+            return csv_chunk([self.export.cells(orjson.loads(t)) for t in texts])
+        body = ",".join(texts).encode()
         if not self.first:
             body = b"," + body
         self.first = False
@@ -109,9 +130,10 @@ class Bounds:
     write_timeout_s: float  # each 64 KiB written to the client
 
 
-async def stream_export(request: web.Request, pool: aiopg.Pool, export: Export, fmt: str,
-                        bounds: Bounds) -> web.StreamResponse:
-    resp = web.StreamResponse(headers=headers(export.kind, fmt))
+async def stream_export(request: web.Request, pool: aiopg.Pool, export: Export,
+                        q: ExportQuery, bounds: Bounds) -> web.StreamResponse:
+    fmt, negotiated = choose_format(request, q)
+    resp = web.StreamResponse(headers=headers(export.kind, fmt, negotiated))
     resp.enable_chunked_encoding()
     deadline = asyncio.timeout(bounds.deadline_s)
     try:

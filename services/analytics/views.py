@@ -111,31 +111,32 @@ async def analytics_categories(request: web.Request) -> web.Response:
     return await _report(request, lambda cur: assemble.categories(cur, ws, rng))
 
 
-async def _export(request: web.Request, export: exports.Export, fmt: str) -> web.StreamResponse:
+async def _export(request: web.Request, export: exports.Export,
+                  q: ExportQuery) -> web.StreamResponse:
     s = request.app[SETTINGS]
     with request.app[EXPORT_SLOTS].hold(caller(request).workspace_id):
-        return await stream_export(request, request.app[PG_POOL], export, fmt,
+        return await stream_export(request, request.app[PG_POOL], export, q,
                                    Bounds(s.export_deadline_s, s.export_write_timeout_s))
 
 
 async def export_ideas(request: web.Request) -> web.StreamResponse:
     q = parse_query(request, IdeasExportQuery)
     exports.check_range(q)
-    return await _export(request, exports.ideas(caller(request).workspace_id, q), q.format)
+    return await _export(request, exports.ideas(caller(request).workspace_id, q), q)
 
 
 async def export_customers(request: web.Request) -> web.StreamResponse:
     q = parse_query(request, ExportQuery)
-    return await _export(request, exports.customers(caller(request).workspace_id, q), q.format)
+    return await _export(request, exports.customers(caller(request).workspace_id, q), q)
 
 
 async def export_decisions(request: web.Request) -> web.StreamResponse:
     q = parse_query(request, DatedExportQuery)
     exports.check_range(q)
-    return await _export(request, exports.decisions(caller(request).workspace_id, q), q.format)
+    return await _export(request, exports.decisions(caller(request).workspace_id, q), q)
 
 
 async def export_signals(request: web.Request) -> web.StreamResponse:
     q = parse_query(request, SignalsExportQuery)
     exports.check_range(q)
-    return await _export(request, exports.signals(caller(request).workspace_id, q), q.format)
+    return await _export(request, exports.signals(caller(request).workspace_id, q), q)

@@ -11,9 +11,8 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
-
 import aiopg
+import orjson
 
 from libs.common import db
 from libs.common.messaging import add_event
@@ -24,7 +23,7 @@ SCHEMA = "customers"
 
 
 async def customer_changed(cur: aiopg.Cursor, event_type: str, workspace_id: uuid.UUID,
-                           row: db.Row, request_id: str | None) -> dict[str, Any]:
+                           row: db.Row, request_id: str | None) -> orjson.Fragment:
     """Emit customer.created/updated for `row`; return the CustomerFull it carried."""
     body = customer_full(row)
     await add_event(cur, SCHEMA, event_type, workspace_id, {"customer": body}, request_id)

@@ -1,7 +1,8 @@
 """Storage of customers: every function takes a cursor and filters by workspace.
 
-Rows come back as dicts with the columns of `COLUMNS`; `serialize.customer_full` turns one into
-CustomerFull.
+Rows come back as dicts with the columns of `COLUMNS`: the keyset columns, and `json`, the
+CustomerFull built by `customers.customer_json` (migration 0002_json_forms.sql, also used by the
+analytics export).
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ import psycopg2
 from libs.common import db
 from libs.common.errors import Conflict, ValidationFailed
 
-COLUMNS = """c.id, c.name, c.email, c.domain, c.arr, c.mrr, c.plan, c.source, c.external_id,
-    c.crm_company_id, c.metadata, c.created_at, c.updated_at,
-    (SELECT count(*) FROM customers.idea_links l
-      WHERE l.workspace_id = c.workspace_id AND l.customer_id = c.id) AS idea_count"""
+# The number of ideas linked to customer `c`: CustomerFull's ideaCount.
+IDEA_COUNT = """(SELECT count(*) FROM customers.idea_links l
+      WHERE l.workspace_id = c.workspace_id AND l.customer_id = c.id)"""
+CUSTOMER_JSON = f"customers.customer_json(c, {IDEA_COUNT})::text"
+COLUMNS = f"c.id, c.name, c.arr, c.created_at, {CUSTOMER_JSON} AS json"
 
 # API field -> column, for the fields a client may write.
 WRITABLE = {"name": "name", "email": "email", "domain": "domain", "arr": "arr", "mrr": "mrr",

@@ -23,8 +23,12 @@ from . import idempotency, ratelimit
 from .auth import KeyInfo, KeyStore, bearer_token, key_digest
 from .clients import ClientAddress
 from .docs import setup_docs
+from .compression import MIN_SIZE as STREAM_EXPORTS_FROM
+from .compression import setup_compression
+from .cors import setup_cors
 from .openapi import openapi_handler
-from .proxy import Relayed, Upstreams, forward_headers, read_body, relay_aiohttp, relay_lean
+from .proxy import (BUFFER_LIMIT, Relayed, Upstreams, forward_headers, read_body, relay_aiohttp,
+                    relay_lean)
 from .upstream import UpstreamPool
 
 KEYS = web.AppKey("keys", KeyStore)
@@ -168,8 +172,11 @@ async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
         if target.lean and not route.export:  # exports stream through aiohttp, whatever size
             return await relay_lean(app[POOL], request, target, headers, body, extra, keep,
                                     write_timeout)
+        # an export streams once past 1 KiB (gzip as it goes); other answers up to the limit
+        # are relayed whole
+        limit = STREAM_EXPORTS_FROM if route.export else BUFFER_LIMIT
         return await relay_aiohttp(app[PROXY_SESSION], request, target.base, headers, body,
-                                   extra, keep, write_timeout)
+                                   extra, keep, write_timeout, limit)
 
     key = request.headers.get(idempotency.HEADER)
     if request.method == "POST" and key is not None:
@@ -212,6 +219,8 @@ def create_gateway(settings: Settings) -> web.Application:
     app = create_app(settings, "gateway", internal=False, middlewares=[gateway_middleware],
                      metrics=False, handler_args={"auto_decompress": False})
     app[CLIENT] = ClientAddress(settings.trusted_proxies)
+    setup_cors(app, before=gateway_middleware)
+    setup_compression(app)
     app.cleanup_ctx.append(pg_context())
     app.cleanup_ctx.append(_state)
     app.router.add_get(OPENAPI_PATH, openapi_handler)

@@ -36,7 +36,9 @@ log = structlog.get_logger("idempotency")
 # Per-request headers, and the framing of the first answer (a replay is framed anew).
 _REPLAY_DROP = frozenset({"x-request-id", "ratelimit-limit", "ratelimit-remaining",
                           "ratelimit-reset", "retry-after", "content-length", "transfer-encoding",
-                          "connection", "date", "server"})
+                          "connection", "date", "server",
+                          # the body is kept plain: the replay is compressed (or not) afresh
+                          "content-encoding"})
 
 
 def check_key(key: str) -> str:

@@ -8,6 +8,8 @@ a copy of the body up to a limit of its own (an Idempotency-Key's stored answer)
 Request bodies arrive as the client sent them (the public listener does not decompress):
 `read_body` decodes `Content-Encoding: gzip` or `deflate` (CONTRACT section 3) and the service
 gets the plain body without that header.
+A streamed answer is gzip-compressed as it goes when the client accepts it; whole answers
+are compressed by the gateway's outermost middleware (`compression.py`).
 """
 
 from __future__ import annotations
@@ -29,14 +31,17 @@ from libs.common.validation import MAX_BODY
 from libs.common.streaming import (bound_receive_buffer, bound_send_buffer, cut_off,
                                    write_within)
 
+from .compression import GzipStream, accepts_gzip, add_vary
 from .upstream import UpstreamError, UpstreamPool
 
 # Hop-by-hop headers, and what only the gateway may set; an X-Ims-* header from a client
 # would otherwise impersonate the gateway's word about the caller. The body is forwarded
-# decoded, so its Content-Encoding goes too.
+# decoded, so its Content-Encoding goes too; Accept-Encoding too: the services answer plain
+# and the gateway compresses.
 _DROP_REQUEST = frozenset({"connection", "keep-alive", "transfer-encoding", "te", "upgrade",
                            "proxy-authorization", "proxy-connection", "host", "content-length",
-                           "authorization", "expect", "content-encoding"})
+                           "authorization", "expect", "content-encoding",
+                           "accept-encoding"})
 _DROP_RESPONSE = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length",
                             "server", "date"})
 BUFFER_LIMIT = 256 * 1024
@@ -163,7 +168,8 @@ async def relay_lean(pool: UpstreamPool, request: web.Request, target: Target,
 async def relay_aiohttp(session: aiohttp.ClientSession, request: web.Request, base: str,
                         headers: list[tuple[str, str]], body: bytes | None,
                         extra: dict[str, str], keep: int = 0,
-                        write_timeout_s: float = 20.0) -> Relayed:
+                        write_timeout_s: float = 20.0,
+                        buffer_limit: int = BUFFER_LIMIT) -> Relayed:
     """Send the request with aiohttp; relay the answer whole or as a stream."""
     try:
         up = await session.request(_upstream_method(request), base + request.raw_path,
@@ -175,7 +181,7 @@ async def relay_aiohttp(session: aiohttp.ClientSession, request: web.Request, ba
         resp_headers, length = _answer_headers(up.headers.items(), extra)
         first: list[bytes] = []
         size = 0
-        while size <= BUFFER_LIMIT:
+        while size <= buffer_limit:
             chunk = await up.content.readany()
             if not chunk:
                 whole = b"".join(first)
@@ -221,8 +227,12 @@ async def _stream(request: web.Request, status: int, headers: CIMultiDict[str],
     The client gets `write_timeout_s` for each 64 KiB (`libs/common/streaming.py`); a client
     that reads slower, or a service that breaks off mid-answer, gets its connection reset: once
     the status line is out, no error answer can follow it."""
+    add_vary(headers, "Accept-Encoding")
+    gz = GzipStream() if accepts_gzip(request) and "Content-Encoding" not in headers else None
+    if gz is not None:
+        headers["Content-Encoding"] = "gzip"
     resp = web.StreamResponse(status=status, headers=headers)
-    if length is not None:
+    if length is not None and gz is None:
         resp.content_length = length
     kept: list[bytes] | None = [first] if keep >= len(first) else None
     size, finished = len(first), False
@@ -235,7 +245,9 @@ async def _stream(request: web.Request, status: int, headers: CIMultiDict[str],
         chunk = first
         while chunk:
             try:
-                await write_within(resp, chunk, write_timeout_s)
+                out = await gz.chunk(chunk, flush=True) if gz is not None else chunk
+                if out:
+                    await write_within(resp, out, write_timeout_s)
             except TimeoutError:
                 log.warning("stream_cut_off", path=request.path, reason="client too slow",
                             sent=size)
@@ -255,6 +267,8 @@ async def _stream(request: web.Request, status: int, headers: CIMultiDict[str],
                     kept.append(chunk)
                 else:
                     kept = None
+        if gz is not None:
+            await write_within(resp, gz.end(), write_timeout_s)
         await resp.write_eof()
         finished = True
     except ConnectionError:  # the client left; aiohttp deals with the rest

@@ -15,13 +15,11 @@ from libs.api.plans import AUTOMATION_QUOTA
 
 from . import ops, store
 from libs.api.ideas.requests import AutomationCreateIdea
-from .render import IDEA_JSON
-from .subresources import SIGNAL_JSON
+from .render import IDEA_JSON, SIGNAL_JSON
 
-LIST_SQL = """SELECT coalesce(json_agg(x.j ORDER BY x.created_at DESC, x.id DESC), '[]')::text
- FROM (SELECT i.created_at, i.id, json_build_object('id', i.id, 'title', i.title,
-   'summary', i.summary, 'source', i.source, 'authorName', i.author_name, 'url', i.url,
-   'createdAt', i.created_at) AS j
+# One automation list item per row, newest first (row_to_json: compact, keys in this order).
+LIST_SQL = """SELECT row_to_json(x)::text FROM (SELECT i.id, i.title, i.summary, i.source,
+   i.author_name AS "authorName", i.url, ims_json_ts(i.created_at) AS "createdAt"
    FROM ideas.ideas i WHERE i.workspace_id = %s AND i.status <> 'deleted'
    ORDER BY i.created_at DESC, i.id DESC LIMIT %s) x"""
 
@@ -40,8 +38,9 @@ def normalize_url(url: str) -> str:
                        urlencode(query), ""))
 
 
-async def recent(cur: aiopg.Cursor, who: Caller, limit: int) -> str:
-    return str(await db.fetchval(cur, LIST_SQL, (who.workspace_id, limit)))
+async def recent(cur: aiopg.Cursor, who: Caller, limit: int) -> list[str]:
+    await cur.execute(LIST_SQL, (who.workspace_id, limit))
+    return [r[0] for r in await cur.fetchall()]
 
 
 async def find_duplicate(cur: aiopg.Cursor, who: Caller, url_key: str | None,
@@ -66,7 +65,7 @@ async def record_signal(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID,
     await cur.execute(
         "INSERT INTO ideas.signals AS s (workspace_id, id, idea_id, platform, user_id, user_name,"
         " content, similarity) VALUES (%s, %s, %s, %s, %s, %s, %s, 1.0)"
-        f" RETURNING {SIGNAL_JSON}",
+        f" RETURNING {SIGNAL_JSON}::text",
         (who.workspace_id, uuid.uuid4(), idea_id, body.source or "api", body.authorId,
          body.authorName, body.summary or body.title))
     signal = (await cur.fetchone())[0]

@@ -1,5 +1,7 @@
 """Read-only sub-resources of an idea: signals and decisions (paged), evidence, participants,
-meetings, support tickets, and the vote breakdown. Rows are built as JSON inside PostgreSQL."""
+meetings, support tickets, and the vote breakdown. Rows are built as JSON inside PostgreSQL, in
+the one form of libs/common/render.py: row_to_json (compact, keys in the SELECT list's order,
+which is the OpenAPI document's) and date-times through ims_json_ts."""
 
 from __future__ import annotations
 
@@ -7,44 +9,43 @@ import uuid
 from typing import Any
 
 import aiopg
+import orjson
 
 from libs.common import db
 from libs.common.errors import NotFound
 from libs.common.pagination import decode_cursor, encode_cursor
+from libs.common.render import dumps, fragment
 
-SIGNAL_JSON = """json_build_object('id', s.id, 'platform', s.platform, 'userId', s.user_id,
- 'userName', s.user_name, 'userEmail', s.user_email, 'content', s.content,
- 'similarity', s.similarity, 'sentiment', s.sentiment, 'sentimentScore', s.sentiment_score,
- 'autoLinkedCustomerId', s.auto_linked_customer_id, 'detectedAt', s.detected_at,
- 'createdAt', s.created_at)::text"""
-DECISION_JSON = """json_build_object('id', s.id, 'eventType', s.event_type,
- 'closureCategory', s.closure_category, 'reason', s.reason, 'confidenceScore', s.confidence_score,
- 'previousStatus', s.previous_status, 'newStatus', s.new_status, 'actorEmail', s.actor_email,
- 'actorName', s.actor_name, 'source', s.source, 'relatedIdeaId', s.related_idea_id,
- 'externalIssueId', s.external_issue_id, 'externalIssueUrl', s.external_issue_url,
- 'metadata', s.metadata, 'createdAt', s.created_at)::text"""
+from .render import SIGNAL_JSON
 
-# name -> (table, JSON of one row, ORDER BY)
+# A decision of the history, over `ideas.decisions s`. Its `metadata` is jsonb, whose text has
+# spaces and sorted keys: `paged_list` re-renders a decisions page with the one serializer.
+DECISION_JSON = """(SELECT row_to_json(d) FROM (SELECT s.id, s.event_type AS "eventType",
+ s.closure_category AS "closureCategory", s.reason, s.confidence_score AS "confidenceScore",
+ s.previous_status AS "previousStatus", s.new_status AS "newStatus",
+ s.actor_email AS "actorEmail", s.actor_name AS "actorName", s.source,
+ s.related_idea_id AS "relatedIdeaId", s.external_issue_id AS "externalIssueId",
+ s.external_issue_url AS "externalIssueUrl", s.metadata,
+ ims_json_ts(s.created_at) AS "createdAt") d)::text"""
+
+# name -> (table, the public fields of one row `s` as a SELECT list, ORDER BY); each row is
+# turned into compact JSON by row_to_json, its keys in this order.
 PLAIN = {
-    "evidence": ("ideas.evidence", """json_build_object('id', s.id, 'type', s.type,
-        'title', s.title, 'url', s.url, 'content', s.content, 'createdAt', s.created_at)""",
-                 "s.created_at DESC, s.id"),
-    "participants": ("ideas.participants", """json_build_object('id', s.id, 'name', s.name,
-        'email', s.email, 'role', s.role, 'decision', s.decision, 'decidedAt', s.decided_at)""",
-                     "s.role, s.name, s.id"),
-    "meetings": ("ideas.meetings", """json_build_object('id', s.id, 'title', s.title,
-        'meetingDate', s.meeting_date, 'participants', to_json(s.participants),
-        'excerpt', s.excerpt, 'relation', s.relation, 'transcriptUrl', s.transcript_url)""",
+    "evidence": ("ideas.evidence", '''s.id, s.type, s.title, s.url, s.content,
+        ims_json_ts(s.created_at) AS "createdAt"''', "s.created_at DESC, s.id"),
+    "participants": ("ideas.participants", '''s.id, s.name, s.email, s.role, s.decision,
+        ims_json_ts(s.decided_at) AS "decidedAt"''', "s.role, s.name, s.id"),
+    "meetings": ("ideas.meetings", '''s.id, s.title, ims_json_ts(s.meeting_date) AS "meetingDate",
+        s.participants, s.excerpt, s.relation, s.transcript_url AS "transcriptUrl"''',
                  "s.meeting_date DESC, s.id"),
-    "support_tickets": ("ideas.support_tickets", """json_build_object('id', s.id,
-        'platform', s.platform, 'externalId', s.external_id, 'subject', s.subject,
-        'status', s.status, 'priority', s.priority, 'customerName', s.customer_name,
-        'customerEmail', s.customer_email, 'url', s.url, 'createdAt', s.created_at)""",
-                        "s.created_at DESC, s.id"),
+    "support_tickets": ("ideas.support_tickets", '''s.id, s.platform,
+        s.external_id AS "externalId", s.subject, s.status, s.priority,
+        s.customer_name AS "customerName", s.customer_email AS "customerEmail", s.url,
+        ims_json_ts(s.created_at) AS "createdAt"''', "s.created_at DESC, s.id"),
 }
 # name -> (table, JSON, time column, descending?)  signals newest first, decisions as a history
 PAGED = {
-    "signals": ("ideas.signals", SIGNAL_JSON, "detected_at", True),
+    "signals": ("ideas.signals", f"{SIGNAL_JSON}::text", "detected_at", True),
     "decisions": ("ideas.decisions", DECISION_JSON, "created_at", False),
 }
 
@@ -56,14 +57,15 @@ async def require_idea(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid
 
 
 async def plain_list(cur: aiopg.Cursor, name: str, workspace_id: uuid.UUID,
-                     idea_id: uuid.UUID) -> str:
-    """The JSON array text of an idea's rows of one sub-resource."""
+                     idea_id: uuid.UUID) -> list[str]:
+    """The JSON text of each of an idea's rows of one sub-resource, in order."""
     await require_idea(cur, workspace_id, idea_id)
-    table, obj, order = PLAIN[name]
-    text = await db.fetchval(
-        cur, f"SELECT coalesce(json_agg({obj} ORDER BY {order}), '[]')::text FROM {table} s"
-             " WHERE s.workspace_id = %s AND s.idea_id = %s", (workspace_id, idea_id))
-    return str(text)
+    table, fields, order = PLAIN[name]
+    await cur.execute(
+        f"SELECT row_to_json(x)::text FROM (SELECT {fields} FROM {table} s"
+        f" WHERE s.workspace_id = %s AND s.idea_id = %s ORDER BY {order}) x",
+        (workspace_id, idea_id))
+    return [r[0] for r in await cur.fetchall()]
 
 
 async def paged_list(cur: aiopg.Cursor, name: str, secret: tuple[str, ...], workspace_id: uuid.UUID,
@@ -89,7 +91,10 @@ async def paged_list(cur: aiopg.Cursor, name: str, secret: tuple[str, ...], work
     next_cursor = None
     if has_more:
         next_cursor = encode_cursor(secret, sc, [rows[-1][0].isoformat(), str(rows[-1][1])])
-    return [r[2] for r in rows], next_cursor, has_more
+    texts = [r[2] for r in rows]
+    if name == "decisions":
+        texts = [dumps(orjson.loads(t)).decode() for t in texts]
+    return texts, next_cursor, has_more
 
 
 async def vote_breakdown(cur: aiopg.Cursor, workspace_id: uuid.UUID,
@@ -100,15 +105,14 @@ async def vote_breakdown(cur: aiopg.Cursor, workspace_id: uuid.UUID,
              "   WHERE v.workspace_id = i.workspace_id AND v.idea_id = i.id) AS up,"
              " (SELECT count(*) FILTER (WHERE value = -1) FROM ideas.votes v"
              "   WHERE v.workspace_id = i.workspace_id AND v.idea_id = i.id) AS down,"
-             " (SELECT coalesce(json_agg(json_build_object('voter', v.voter, 'value', v.value,"
-             "   'createdAt', v.created_at) ORDER BY v.created_at DESC), '[]')::text FROM"
-             "   (SELECT * FROM ideas.votes v WHERE v.workspace_id = i.workspace_id"
-             "     AND v.idea_id = i.id ORDER BY v.created_at DESC LIMIT 1000) v) AS votes"
+             " array_to_json(ARRAY(SELECT row_to_json(x) FROM (SELECT v.voter, v.value,"
+             "   ims_json_ts(v.created_at) AS \"createdAt\" FROM ideas.votes v"
+             "   WHERE v.workspace_id = i.workspace_id AND v.idea_id = i.id"
+             "   ORDER BY v.created_at DESC, v.voter LIMIT 1000) x))::text AS votes"
              " FROM ideas.ideas i WHERE i.workspace_id = %s AND i.id = %s",
         (workspace_id, idea_id))
     if row is None:
         raise NotFound("Idea not found")
-    from .render import fragment
     return {"voteCount": row["vote_count"], "upvotes": row["up"], "downvotes": row["down"],
             "publicVoteCount": row["public_vote_count"], "requestCount": row["request_count"],
             "votes": fragment(row["votes"])}

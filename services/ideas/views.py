@@ -117,8 +117,8 @@ async def list_decisions(request: web.Request) -> web.Response:
 async def _plain(request: web.Request, name: str) -> web.Response:
     who, idea_id = caller(request), path_uuid(request)
     async with db.cursor(request.app[PG_POOL]) as cur:
-        text = await subresources.plain_list(cur, name, who.workspace_id, idea_id)
-    return data_response(fragment(text))
+        rows = await subresources.plain_list(cur, name, who.workspace_id, idea_id)
+    return data_response([fragment(r) for r in rows])
 
 
 async def list_evidence(request: web.Request) -> web.Response:
@@ -149,7 +149,7 @@ async def _workspace_read(request: web.Request, fn: workspace.Reader) -> web.Res
     who = caller(request)
     await ensure_workspace(request.app[PG_POOL], who.workspace_id)
     async with db.cursor(request.app[PG_POOL]) as cur:
-        return data_response(fragment(await fn(cur, who)))
+        return data_response([fragment(r) for r in await fn(cur, who)])
 
 
 async def list_stages(request: web.Request) -> web.Response:
@@ -177,7 +177,7 @@ async def get_workspace(request: web.Request) -> web.Response:
 async def automation_list_ideas(request: web.Request) -> web.Response:
     who, q = caller(request), parse_query(request, AutomationListQuery)
     async with db.cursor(request.app[PG_POOL]) as cur:
-        return json_response(fragment(await automation.recent(cur, who, q.limit)))
+        return json_response([fragment(r) for r in await automation.recent(cur, who, q.limit)])
 
 
 async def automation_create_idea(request: web.Request) -> web.Response:

@@ -16,52 +16,58 @@ import aiopg
 from libs.common import db
 from libs.common.caller import Caller
 
-STAGES_SQL = """SELECT coalesce(json_agg(json_build_object('id', s.id, 'name', s.name,
-  'slug', s.slug, 'color', s.color, 'position', s.position, 'isDefault', s.is_default,
-  'ideaCount', (SELECT count(*) FROM ideas.ideas i WHERE i.workspace_id = s.workspace_id
-                  AND i.roadmap_stage_id = s.id AND i.status <> 'deleted'),
-  'createdAt', s.created_at) ORDER BY s.position, s.id), '[]')::text
- FROM ideas.roadmap_stages s WHERE s.workspace_id = %s"""
+# Each lists one JSON object per row (row_to_json: compact, keys in the SELECT list's order,
+# which is the OpenAPI document's; date-times through ims_json_ts).
+STAGES_SQL = """SELECT row_to_json(x)::text FROM (SELECT s.id, s.name, s.slug, s.color,
+  s.position, s.is_default AS "isDefault",
+  (SELECT count(*) FROM ideas.ideas i WHERE i.workspace_id = s.workspace_id
+     AND i.roadmap_stage_id = s.id AND i.status <> 'deleted') AS "ideaCount",
+  ims_json_ts(s.created_at) AS "createdAt"
+ FROM ideas.roadmap_stages s WHERE s.workspace_id = %s ORDER BY s.position, s.id) x"""
 
-TAGS_SQL = """SELECT coalesce(json_agg(json_build_object('id', t.id, 'name', t.name,
-  'color', t.color, 'ideaCount', coalesce(c.n, 0)) ORDER BY t.name, t.id), '[]')::text
+TAGS_SQL = """SELECT row_to_json(x)::text FROM (SELECT t.id, t.name, t.color,
+  coalesce(c.n, 0) AS "ideaCount"
  FROM ideas.tags t LEFT JOIN (
    SELECT it.tag_id, count(*) AS n FROM ideas.idea_tags it
      JOIN ideas.ideas i ON i.id = it.idea_id AND i.workspace_id = it.workspace_id
     WHERE it.workspace_id = %s AND i.status <> 'deleted' GROUP BY it.tag_id) c ON c.tag_id = t.id
- WHERE t.workspace_id = %s"""
+ WHERE t.workspace_id = %s ORDER BY t.name, t.id) x"""
 
-PRODUCTS_SQL = """SELECT coalesce(json_agg(json_build_object('id', p.id, 'name', p.name,
-  'parentId', p.parent_id, 'ideaCount', coalesce(c.n, 0)) ORDER BY p.name, p.id), '[]')::text
+PRODUCTS_SQL = """SELECT row_to_json(x)::text FROM (SELECT p.id, p.name, p.parent_id AS "parentId",
+  coalesce(c.n, 0) AS "ideaCount"
  FROM ideas.products p LEFT JOIN (
    SELECT i.product_id, count(*) AS n FROM ideas.ideas i
     WHERE i.workspace_id = %s AND i.product_id IS NOT NULL AND i.status <> 'deleted'
     GROUP BY i.product_id) c ON c.product_id = p.id
- WHERE p.workspace_id = %s"""
+ WHERE p.workspace_id = %s ORDER BY p.name, p.id) x"""
 
-MEMBERS_SQL = """SELECT coalesce(json_agg(json_build_object('id', m.id, 'name', m.name,
-  'email', m.email, 'role', m.role, 'dashboardAccess', m.dashboard_access,
-  'lastActiveAt', m.last_active_at) ORDER BY m.name, m.id), '[]')::text
- FROM ideas.members m WHERE m.workspace_id = %s"""
+MEMBERS_SQL = """SELECT row_to_json(x)::text FROM (SELECT m.id, m.name, m.email, m.role,
+  m.dashboard_access AS "dashboardAccess", ims_json_ts(m.last_active_at) AS "lastActiveAt"
+ FROM ideas.members m WHERE m.workspace_id = %s ORDER BY m.name, m.id) x"""
 
-Reader = Callable[[aiopg.Cursor, Caller], Awaitable[str]]
+Reader = Callable[[aiopg.Cursor, Caller], Awaitable[list[str]]]
 CLOSED = ("shipped", "rejected", "archived", "duplicate", "deleted")
 
 
-async def stages(cur: aiopg.Cursor, who: Caller) -> str:
-    return str(await db.fetchval(cur, STAGES_SQL, (who.workspace_id,)))
+async def _rows(cur: aiopg.Cursor, sql: str, params: tuple[Any, ...]) -> list[str]:
+    await cur.execute(sql, params)
+    return [r[0] for r in await cur.fetchall()]
 
 
-async def tags(cur: aiopg.Cursor, who: Caller) -> str:
-    return str(await db.fetchval(cur, TAGS_SQL, (who.workspace_id, who.workspace_id)))
+async def stages(cur: aiopg.Cursor, who: Caller) -> list[str]:
+    return await _rows(cur, STAGES_SQL, (who.workspace_id,))
 
 
-async def products(cur: aiopg.Cursor, who: Caller) -> str:
-    return str(await db.fetchval(cur, PRODUCTS_SQL, (who.workspace_id, who.workspace_id)))
+async def tags(cur: aiopg.Cursor, who: Caller) -> list[str]:
+    return await _rows(cur, TAGS_SQL, (who.workspace_id, who.workspace_id))
 
 
-async def members(cur: aiopg.Cursor, who: Caller) -> str:
-    return str(await db.fetchval(cur, MEMBERS_SQL, (who.workspace_id,)))
+async def products(cur: aiopg.Cursor, who: Caller) -> list[str]:
+    return await _rows(cur, PRODUCTS_SQL, (who.workspace_id, who.workspace_id))
+
+
+async def members(cur: aiopg.Cursor, who: Caller) -> list[str]:
+    return await _rows(cur, MEMBERS_SQL, (who.workspace_id,))
 
 
 async def info(cur: aiopg.Cursor, who: Caller) -> dict[str, Any]:

@@ -11,15 +11,16 @@ import orjson
 import structlog
 
 from libs.common.caller import Caller
+from libs.common.render import dumps
 from libs.common.settings import Settings
 
 
 log = structlog.get_logger("webhooks.events")
-JSON_OPTS = orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS
 
 
 def new_idea_payload(event: dict[str, Any], author: str | None = None) -> bytes:
-    """The automation API's `new_idea` body, taken from the Idea in an `idea.created` event."""
+    """The automation API's `new_idea` body, taken from the Idea in an `idea.created` event;
+    its fields in the spec's order, the optional ones only when the idea has them."""
     data = event.get("data") or {}
     idea = data.get("idea") or {}
     payload: dict[str, Any] = {
@@ -28,14 +29,14 @@ def new_idea_payload(event: dict[str, Any], author: str | None = None) -> bytes:
         "summary": idea.get("summary") or "",
         "source": idea.get("source") or "api",
         "authorName": _first(idea, data, "authorName") or author or "",
-        "createdAt": idea.get("createdAt") or event.get("createdAt"),
     }
-    # The optional fields appear only when the idea has them.
     for name in ("authorAvatar", "url", "category"):
         value = _first(idea, data, name)
         if value:
             payload[name] = value
-    return orjson.dumps(payload, option=JSON_OPTS)
+    # The Idea's createdAt is already in the one form; so is the event's.
+    payload["createdAt"] = idea.get("createdAt") or event.get("createdAt")
+    return dumps(payload)
 
 
 def _first(idea: dict[str, Any], data: dict[str, Any], name: str) -> Any:

@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import aiopg
-import orjson
 
+from libs.common.messaging import Event
+from libs.common.render import dumps
 from libs.common.settings import Settings
 
 from . import store
 from . import subscriptions as subs
-from .events import JSON_OPTS, author_of, new_idea_payload
+from .events import author_of, new_idea_payload
 from .store import Claimed, NewDelivery, Secrets
 from .targets import host_key
 
@@ -179,9 +180,9 @@ class Fanout:
         targets = [t for t in await self.cache.get(cur, workspace_id) if t.wants(event_type)]
         if not targets:
             return []
-        # The queue's message body is the delivery body (CONTRACT section 6); it is
-        # serialized once here and those exact bytes are signed and sent on every attempt.
-        main_body = orjson.dumps(event, option=JSON_OPTS)
+        # The queue's message body is the delivery body (docs/webhooks.md): the bytes the
+        # event was serialized to once, in its outbox, are signed and sent on every attempt.
+        main_body = event.body if isinstance(event, Event) and event.body else dumps(event)
         occurred_at = event.get("createdAt") if isinstance(event.get("createdAt"), str) else None
         hook_body = b""
         if event_type == "idea.created" and any(t.kind == subs.AUTOMATION for t in targets):

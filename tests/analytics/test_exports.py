@@ -66,7 +66,8 @@ async def test_ideas_csv_flattens_and_adds_tags_and_customer_counts(api: Api, db
     assert cols[:3] == ["id", "ideaServiceId", "title"] and cols[-2:] == ["tags", "customerCount"]
     assert "riceScore" in cols and "validationScore" in cols and "rice" not in cols
     assert [g["id"] for g in got] == [str(b), str(a)]
-    assert got[1]["riceScore"] == "42.5" and got[1]["validationScore"] == "80.0"
+    # Numbers as the JSON writes them: a whole double without a fraction.
+    assert got[1]["riceScore"] == "42.5" and got[1]["validationScore"] == "80"
     assert got[1]["tags"] == "alpha;beta" and got[1]["customerCount"] == "2"
     assert got[0]["tags"] == "" and got[0]["customerCount"] == "0"
     assert got[0]["summary"] == "" and got[0]["actionable"] == "true"
@@ -133,7 +134,7 @@ async def test_customers_export_json_and_csv(api: Api, db: Db) -> None:
                        "updatedAt": None}
     got = rows(await api.get(f"{E}/customers", params={"format": "csv", "limit": 5}))
     assert got[0]["name"] == "'=Evil Corp" and orjson.loads(got[1]["metadata"]) == {"tier": 1}
-    assert got[1]["arr"] == "1200.0" and got[1]["ideaCount"] == "1"
+    assert got[1]["arr"] == "1200" and got[1]["ideaCount"] == "1"
 
 
 async def test_decisions_export_decided_ideas_by_decided_at(api: Api, db: Db) -> None:
@@ -147,12 +148,12 @@ async def test_decisions_export_decided_ideas_by_decided_at(api: Api, db: Db) ->
     body = (await api.get(f"{E}/decisions")).json
     assert [d["title"] for d in body] == ["B", "A"]
     assert body[1] == {"id": str(a), "ideaServiceId": body[1]["ideaServiceId"], "title": "A",
-                       "status": "shipped", "decidedAt": "2024-01-10T00:00:00Z",
+                       "status": "shipped", "decidedAt": "2024-01-10T00:00:00.000000Z",
                        "closureCategory": "shipped", "decisionReason": "Done",
                        "decisionOwnerName": "Alice"}
     got = rows(await api.get(f"{E}/decisions", params={
         "format": "csv", "start": "2024-01-01T00:00:00Z", "end": "2024-01-31T00:00:00Z"}))
-    assert [(g["title"], g["decidedAt"]) for g in got] == [("A", "2024-01-10T00:00:00Z")]
+    assert [(g["title"], g["decidedAt"]) for g in got] == [("A", "2024-01-10T00:00:00.000000Z")]
 
 
 async def test_signals_export_with_idea_context_and_platform(api: Api, db: Db) -> None:
@@ -218,3 +219,29 @@ async def test_ten_exports_per_hour_shared_by_the_four_kinds(api: Api) -> None:
         assert int(r.headers["Retry-After"]) > 0
     assert (await api.get("/api/v1/analytics/summary")).status == 200
     assert orjson.loads((await api.get("/api/v1/analytics/roadmap")).body)["data"] is not None
+
+
+@pytest.mark.parametrize(("params", "accept", "want", "vary"), [
+    ({}, "text/csv", "csv", True),
+    ({}, "application/json", "json", True),
+    ({}, "text/csv;q=0.5, application/json", "json", True),
+    ({}, "application/json;q=0.2, text/*", "csv", True),
+    ({}, "text/html", "json", True),
+    ({}, None, "json", True),
+    ({"format": "json"}, "text/csv", "json", False),
+    ({"format": "csv"}, "application/json", "csv", False),
+])
+async def test_format_by_accept_when_format_is_absent(
+        api: Api, db: Db, params: dict[str, str], accept: str | None, want: str,
+        vary: bool) -> None:
+    """CONTRACT 9: Accept text/csv or application/json chooses the format; `format` wins."""
+    db.idea("Chosen", created_at=ago(1))
+    headers = {"Accept": accept} if accept else {}
+    r = await api.get(f"{E}/ideas", params=params, headers=headers)
+    assert r.status == 200
+    if want == "csv":
+        assert rows(r)[0]["title"] == "Chosen"
+    else:
+        assert r.headers["Content-Type"] == "application/json" and r.json[0]["title"] == "Chosen"
+    assert DISPOSITION.fullmatch(r.headers["Content-Disposition"]).group(3) == want  # type: ignore[union-attr]
+    assert ("Accept" in r.headers.get("Vary", "")) is vary

@@ -64,7 +64,7 @@ async def test_weekly_buckets_start_on_monday_and_both_ends_count(api: Api, db: 
     assert r.status == 200
     assert r.data == {
         "period": "week", "groupBy": None,
-        "start": "2024-01-03T12:00:00Z", "end": "2024-01-22T00:00:00Z",
+        "start": "2024-01-03T12:00:00.000000Z", "end": "2024-01-22T00:00:00.000000Z",
         "buckets": [{"start": "2024-01-01", "count": 2}, {"start": "2024-01-08", "count": 1},
                     {"start": "2024-01-15", "count": 0}, {"start": "2024-01-22", "count": 1}],
     }

@@ -206,3 +206,17 @@ def test_generated_secrets_are_accepted_and_the_admin_cli_needs_none() -> None:
         assert secret_problem("CURSOR_SECRET", secrets.token_urlsafe(32)) is None
         assert secret_problem("CURSOR_SECRET", secrets.token_hex(16)) is None
     assert Settings.from_env({}, require_secrets=False).internal_token == ""
+
+
+def test_one_serializer_writes_date_times_money_and_dates_in_one_form() -> None:
+    """render.dumps: compact; date-times UTC with six digits and Z; whole money as integers."""
+    from datetime import date, datetime, timedelta, timezone
+    from decimal import Decimal
+
+    from libs.common.render import dumps
+
+    plus_two = timezone(timedelta(hours=2))
+    body = dumps({"b": datetime(2024, 5, 1, 11, 30, tzinfo=plus_two), "a": date(2024, 5, 1),
+                  "arr": Decimal("50000.0"), "mrr": Decimal("1234.50"), "n": None})
+    assert body == (b'{"b":"2024-05-01T09:30:00.000000Z","a":"2024-05-01","arr":50000,'
+                    b'"mrr":1234.5,"n":null}')

@@ -43,6 +43,7 @@ class Upstream:
     calls: dict[str, int] = field(default_factory=dict)
     tokens_ok: bool = True
     holds: dict[str, asyncio.Event] = field(default_factory=dict)
+    accept_encodings: list[str | None] = field(default_factory=list)
 
     def release(self, hold: str) -> None:
         self.holds.setdefault(hold, asyncio.Event()).set()
@@ -65,6 +66,7 @@ class Upstream:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         self.tokens_ok &= request.headers.get(H_TOKEN) == self.token
+        self.accept_encodings.append(request.headers.get("Accept-Encoding"))
         if "size" in request.query:
             return await self.sized(request)
         body = orjson.loads(await request.read() or b"{}")
@@ -76,7 +78,9 @@ class Upstream:
             return web.json_response({"error": {"code": "service_unavailable",
                                                 "message": "try again"}}, status=503)
         status = int(body.get("status", 200))
-        pad = {"pad": "x" * int(body["pad"])} if body.get("pad") else {}
+        # "pad": a count of filler characters, or the text itself
+        given = body.get("pad")
+        pad = {"pad": "x" * given if isinstance(given, int) else given} if given else {}
         return web.Response(body=orjson.dumps({"data": {
             "id": str(uuid.uuid4()), "name": name, "call": n,
             "workspaceId": request.headers.get(H_WORKSPACE), **pad}}),
@@ -90,6 +94,9 @@ RIG_ENV = {
     # 127.0.0.1 stands for a reverse proxy; other loopback addresses are clients of their own.
     "TRUSTED_PROXIES": "127.0.0.1/32",
 }
+
+# The rig's gateways allow these origins (CORS is off in the shared system).
+CORS = "https://app.example.com,http://localhost:3000"
 
 
 @dataclass
@@ -118,7 +125,8 @@ async def rig() -> AsyncIterator[GatewayRig]:
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     system = System(url, prefix, replicas={"gateway": 2},
-                    env_overrides={"WEBHOOKS_URLS": upstream.url, **RIG_ENV},
+                    env_overrides={"WEBHOOKS_URLS": upstream.url, **RIG_ENV,
+                                   "CORS_ALLOWED_ORIGINS": CORS},
                     internal_token=token)
     system.start()
     try:

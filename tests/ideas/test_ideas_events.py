@@ -8,11 +8,8 @@ from typing import Any
 
 import aio_pika
 import orjson
-import psycopg2
-import psycopg2.extras
 import pytest
 
-from services.ideas.render import render_idea
 from tests.support.api import Api
 from tests.support.processes import AMQP_URL, System
 
@@ -112,24 +109,3 @@ async def test_signal_detected_event(api: Api, tap: Tap) -> None:
     assert sig["data"]["idea"]["signalCount"] == 1
     assert sig["data"]["signal"]["platform"] == "discord"
     assert sig["data"]["signal"]["similarity"] == 1.0
-
-
-async def test_python_render_matches_sql(api: Api, system: System) -> None:
-    """render_idea(row) gives the same Idea as the API's SQL rendering."""
-    idea = (await api.post("/api/v1/ideas", json={"title": "R", "summary": "s"})).data
-    idea = (await api.patch(f"/api/v1/ideas/{idea['id']}", json={
-        "riceReach": 3, "riceImpact": 1, "riceConfidence": 0.5, "riceEffort": 2,
-        "status": "shipped"})).data
-    conn = psycopg2.connect(system.database_url, options="-c timezone=UTC")
-    with conn, conn.cursor(cursor_factory=psycopg2.extras.RealDictCursor) as cur:
-        cur.execute("SELECT * FROM ideas.ideas WHERE id = %s", (idea["id"],))
-        row = dict(cur.fetchone())
-    conn.close()
-    rendered = render_idea(row)
-    from datetime import datetime
-    for key, value in rendered.items():
-        want = idea[key]
-        if key.endswith("At") and value is not None:
-            assert datetime.fromisoformat(value) == datetime.fromisoformat(want), key
-        else:
-            assert value == want, key

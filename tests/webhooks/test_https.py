@@ -8,9 +8,11 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
 import pytest
 import trustme
 
+from tests.support.rendering import DATE_TIME
 from tests.webhooks.support import (PartSystem, Receiver, publish, sample_idea,
                                     start_part_system, stop_part_system, verify, workspace_api)
 
@@ -202,11 +204,17 @@ async def test_automation_idea_reaches_hook_with_author(client: Any,
 
 
 async def test_main_api_idea_reaches_hook(client: Any, tls_receiver: Receiver) -> None:
-    """An idea created through the main API reaches the hook too."""
+    """An idea created through the main API reaches the hook too, its fields in the spec's
+    order, compact, createdAt as the API wrote it."""
     _, api = client
     path = tls_receiver.new_path()
     await api.post("/api/v1/automation/webhooks/subscribe", json={"hookUrl": tls_receiver.url(path)})
-    r = await api.post("/api/v1/ideas", json={"title": "Main API idea", "category": "bug"})
+    r = await api.post("/api/v1/ideas", json={"title": "Main API idea", "category": "bug",
+                                              "url": "https://x.example/1"})
     (got,) = await tls_receiver.wait(path)
     assert got.json["id"] == r.data["id"] and got.json["category"] == "bug"
     assert got.json["authorName"] == ""
+    assert list(got.json) == ["id", "title", "summary", "source", "authorName", "url",
+                              "category", "createdAt"]
+    assert got.json["createdAt"] == r.data["createdAt"] and DATE_TIME.match(r.data["createdAt"])
+    assert got.body == orjson.dumps(got.json)

@@ -69,6 +69,8 @@ def _export(kind: str, scope: str, query: type, record: type, note: str) -> Rout
                  f"Export {kind} (CSV or JSON)", query=query, responses=responses,
                  plan_gated=True, export=True, tags=("Export",),
                  description=note + " At most 10,000 records (`limit`, default 10000). "
+                 "CSV or JSON by `format`, else by `Accept` (`text/csv` or `application/json`), "
+                 "else JSON. "
                  "Counts in the export window: 10 per hour per workspace, all kinds together. "
                  "CSV text cells starting with =, +, -, @, tab or carriage return get a leading "
                  "'; numbers and booleans are written as they are (`-1` stays `-1`). "

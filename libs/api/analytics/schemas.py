@@ -53,7 +53,8 @@ class SignalsQuery(RangeQuery):
 
 class ExportQuery(Query):
     format: ExportFormat = "json"
-    """`json` (a bare array of records) or `csv` (a header row, then one line per record)"""
+    """`csv` or `json`. When absent, the Accept header chooses: `text/csv` or `application/json`
+    (quality values count); JSON when it names neither. `format` wins over Accept"""
     limit: int = Field(MAX_EXPORT, ge=1, le=MAX_EXPORT)
     """At most this many records, 1 to 10000"""
 

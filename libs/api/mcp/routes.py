@@ -20,8 +20,9 @@ class JsonRpcMessage(BaseModel):
          "params": {"name": "get_idea", "arguments": {"id": "IDEA-42"}}}]})
 
     jsonrpc: Literal["2.0"] = Field(description="Always `2.0`.")
-    id: int | str = Field(default=None,  # type: ignore[assignment]
-                          description="The request id; absent on a notification.")
+    id: Any = Field(default=None, description="The request id, a string or a number; absent "
+                    "on a notification. The transport takes a message whose id is anything else "
+                    "as a notification (202, no answer).")
     method: str = Field(description="e.g. `initialize`, `tools/list`, "
                         "`tools/call`, `notifications/initialized`.")
     params: dict[str, Any] = Field(default=None,  # type: ignore[assignment]
