@@ -1,4 +1,4 @@
-"""Plans: requests per minute, automation quota, and which features they include (CONTRACT 2)."""
+"""Plans: requests per minute, automation quota, and which features they include (docs/running.md)."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ class Route:
     description: str = ""
     tool: Tool | None = None        # its MCP tool, if it has one
     # Dotted paths to secrets in the success answer (e.g. "data.secret"): shown once, then
-    # masked in the answer an Idempotency-Key replay gives (CONTRACT section 10).
+    # masked in the answer an Idempotency-Key replay gives (docs/gateway.md).
     secret_fields: tuple[str, ...] = ()
 
     @property

@@ -41,7 +41,7 @@ def now_utc() -> datetime:
 
 def event_body(event_id: uuid.UUID, event_type: str, workspace_id: uuid.UUID,
                data: dict[str, Any], created_at: datetime | None = None) -> bytes:
-    """The event as it travels and as webhook receivers get it (CONTRACT section 6), serialized
+    """The event as it travels and as webhook receivers get it (docs/webhooks.md), serialized
     once, in the one form (libs/common/render.py): these bytes are the delivery body."""
     return dumps({
         "id": str(event_id), "type": event_type,

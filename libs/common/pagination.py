@@ -25,7 +25,7 @@ MAX_LIMIT = 100
 
 
 # The `cursor` query parameter of every paginated list: an empty `cursor=` is the same as none
-# (CONTRACT section 3), so a client may pass `nextCursor` back without checking it first.
+# (docs/api.md), so a client may pass `nextCursor` back without checking it first.
 CursorParam = Annotated[
     str | None,
     BeforeValidator(lambda value: value or None),

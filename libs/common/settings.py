@@ -1,9 +1,9 @@
 """Configuration: environment variables read once into one frozen, typed object.
 
 A bad value fails the process at start, naming the variable. Every variable has a default
-that works on a laptop (CONTRACT section 1), except the two shared secrets: a process refuses
+that works on a laptop (docs/running.md), except the two shared secrets: a process refuses
 to start when `INTERNAL_TOKEN` or `CURSOR_SECRET` is unset, shorter than 32 characters or a
-placeholder (CONTRACT section 11). `make run` and `make test` generate both.
+placeholder (docs/api.md). `make run` and `make test` generate both.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Bodies are validated in strict JSON mode (no type coercion; unknown properties refused when the
 model forbids extras). Query strings are validated in lax mode, since every value arrives as a
 string, except date-times: pydantic's lax parsing takes `0.5` or `1700000000` for a Unix time
-and `2024-01-01` for midnight, so `UtcDateTime` first checks the RFC 3339 form (CONTRACT
-section 3). The first error becomes `validation_error` with `field` naming the offender, nested
+and `2024-01-01` for midnight, so `UtcDateTime` first checks the RFC 3339 form
+(docs/api.md). The first error becomes `validation_error` with `field` naming the offender, nested
 as `ideas[3].title`.
 """
 

@@ -1,4 +1,4 @@
-"""Each report's `data`, assembled from the rows of `reports` (CONTRACT section 8).
+"""Each report's `data`, assembled from the rows of `reports` (docs/analytics.md).
 
 Maps keyed by a value (`byStatus`, `bySource`, `byOutcome`, a bucket's `breakdown`) list only the
 keys that occur; lists over the status enumeration (funnel, revenue by status) list every status

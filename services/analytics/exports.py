@@ -1,4 +1,4 @@
-"""The four exports: their queries and their records (CONTRACT section 9).
+"""The four exports: their queries and their records (docs/analytics.md).
 
 Each export is a query (run through a server-side cursor by `stream`) whose rows are
 `(record, extra)`: `record` the JSON text of a record, built in SQL in the one form of

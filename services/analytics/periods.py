@@ -1,4 +1,4 @@
-"""Date ranges and time buckets of the dated reports (CONTRACT section 8).
+"""Date ranges and time buckets of the dated reports (docs/analytics.md).
 
 A range defaults to the 90 days before `end`, and `end` to now; `start` after `end` or a range
 longer than two calendar years is a validation error. Buckets start at midnight UTC on the

@@ -1,6 +1,6 @@
 """Report queries over the ideas and customers schemas; each takes a cursor and returns rows.
 
-Shared definitions (CONTRACT section 8): deleted ideas never count; an idea counts in a range
+Shared definitions (docs/analytics.md): deleted ideas never count; an idea counts in a range
 by `created_at`, a decision by the idea's `decided_at`, a signal by `detected_at`; both ends
 of a range are inclusive.
 

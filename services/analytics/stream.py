@@ -53,7 +53,7 @@ def cell(value: Any) -> Any:
     """One CSV cell: text guarded, numbers and booleans as they are, null empty; date-times are
     the JSON's strings, so they are in the one form.
 
-    Only text is guarded: a number is written as it is (`-1` stays `-1`, CONTRACT section 9),
+    Only text is guarded: a number is written as it is (`-1` stays `-1`, docs/analytics.md),
     so a spreadsheet reads it back as the number it is (docs/analytics.md).
     """
     if value is None:
@@ -75,7 +75,7 @@ def csv_chunk(rows: list[list[Any]]) -> bytes:
 
 
 def choose_format(request: web.Request, q: ExportQuery) -> tuple[str, bool]:
-    """The export's format, and whether the Accept header chose it (CONTRACT 9): `format` when
+    """The export's format, and whether the Accept header chose it (docs/analytics.md): `format` when
     given; else `text/csv` or `application/json` by Accept (quality values and wildcards
     count; JSON on a tie and when Accept names neither)."""
     if "format" in q.model_fields_set:

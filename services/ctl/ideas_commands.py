@@ -1,4 +1,4 @@
-"""`ideasctl seed` and `ideasctl demo` (CONTRACT section 2), and `ideasctl analytics
+"""`ideasctl seed` and `ideasctl demo` (docs/running.md), and `ideasctl analytics
 rebuild-rollups`, which recomputes the analytics rollups (ideas migration 0300) from the rows."""
 
 from __future__ import annotations

@@ -214,7 +214,7 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
 
 
 def create_gateway(settings: Settings) -> web.Application:
-    # The public listener: metrics on an internal listener of their own (CONTRACT section 11),
+    # The public listener: metrics on an internal listener of their own (docs/api.md),
     # and bodies as sent, so that `read_body` decides which encodings it takes.
     app = create_app(settings, "gateway", internal=False, middlewares=[gateway_middleware],
                      metrics=False, handler_args={"auto_decompress": False})

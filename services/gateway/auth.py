@@ -2,7 +2,7 @@
 
 A revoked key stops working within `KEY_CACHE_TTL_S` (2 s by default; the contract allows 5 s).
 
-A token that cannot be a key (CONTRACT section 2: `ims_live_` or `ims_test_` and 32 or more
+A token that cannot be a key (docs/running.md: `ims_live_` or `ims_test_` and 32 or more
 base62 characters; more than 128 are not issued) is refused before it is hashed or looked up.
 Lookups are cached in two bounded LRU caches: active keys (`KEY_CACHE_SIZE`) and unknown ones
 (`KEY_NEGATIVE_CACHE_SIZE`), so that a flood of invented keys can only push other invented

@@ -1,4 +1,4 @@
-"""gzip for answers over 1 KiB when the request's Accept-Encoding allows it (CONTRACT 3).
+"""gzip for answers over 1 KiB when the request's Accept-Encoding allows it (docs/api.md).
 
 The gateway compresses, once: it forwards no Accept-Encoding, so the services always answer
 plain. A whole answer (everything but exports) is compressed by `compression_middleware`, the

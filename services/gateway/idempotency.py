@@ -1,4 +1,4 @@
-"""`Idempotency-Key` on POST (CONTRACT section 10): the first request runs, repeats replay it.
+"""`Idempotency-Key` on POST (docs/gateway.md): the first request runs, repeats replay it.
 
 The key is claimed with an insert (`in_flight`); a concurrent repeat finds the claim and gets
 409, whichever gateway replica it reaches. The finished answer is stored unless it is a 5xx

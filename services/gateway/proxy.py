@@ -6,7 +6,7 @@ streams chunk by chunk, so the gateway never holds a whole large answer. A relay
 a copy of the body up to a limit of its own (an Idempotency-Key's stored answer).
 
 Request bodies arrive as the client sent them (the public listener does not decompress):
-`read_body` decodes `Content-Encoding: gzip` or `deflate` (CONTRACT section 3) and the service
+`read_body` decodes `Content-Encoding: gzip` or `deflate` (docs/api.md) and the service
 gets the plain body without that header.
 A streamed answer is gzip-compressed as it goes when the client accepts it; whole answers
 are compressed by the gateway's outermost middleware (`compression.py`).

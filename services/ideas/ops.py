@@ -1,5 +1,5 @@
 """Idea changes with their events: each runs inside the caller's transaction, so the change and
-its outbox rows commit together (CONTRACT 6 payloads: `{"idea": Idea}` plus extras)."""
+its outbox rows commit together (docs/webhooks.md payloads: `{"idea": Idea}` plus extras)."""
 
 from __future__ import annotations
 

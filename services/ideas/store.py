@@ -124,7 +124,7 @@ async def lock_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID,
 
 
 def status_change(row: db.Row, new_status: str, now: datetime) -> dict[str, Any]:
-    """Column values a change to `new_status` sets (CONTRACT 4: decided statuses, closure)."""
+    """Column values a change to `new_status` sets (docs/ideas.md: decided statuses, closure)."""
     sets: dict[str, Any] = {"status": new_status}
     if new_status in DECIDED:
         sets["decided_at"] = now

@@ -8,7 +8,7 @@ base64-decoded part of the secret after `whsec_`, over id + "." + timestamp + ".
 separated. A 2xx answer within the timeout is success; anything else
 (another status, a redirect, a timeout, a refused or failed connection) is a failed attempt.
 Only the first `BODY_CAP` bytes of an answer are read. Whatever goes wrong, `send` returns an
-`Answer`: an attempt always ends as a recorded outcome (CONTRACT 11).
+`Answer`: an attempt always ends as a recorded outcome (docs/api.md).
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class Sender:
         # Hooks are https only; main subscriptions may use http only where allowed.
         if parts.scheme != "https" and (job.kind == "automation" or not self.allow_http):
             return f"{REFUSED}: https required"
-        try:  # rows written before creation checked the host (CONTRACT 11)
+        try:  # rows written before creation checked the host (docs/api.md)
             target_host(job.target_url)
         except ValueError:
             return f"{REFUSED}: invalid host"

@@ -266,7 +266,7 @@ async def record(cur: aiopg.Cursor, outcomes: list[Outcome]) -> set[uuid.UUID]:
 
 async def deactivate(cur: aiopg.Cursor, gone: list[uuid.UUID], failed: list[uuid.UUID],
                      disable_after_s: int) -> list[uuid.UUID]:
-    """Apply CONTRACT section 6: 410 deactivates (a hook is removed); so does a failed
+    """Apply docs/webhooks.md: 410 deactivates (a hook is removed); so does a failed
     delivery when nothing succeeded for `disable_after_s`. Their pending deliveries end."""
     await cur.execute("DELETE FROM webhooks.subscriptions WHERE id = ANY(%s) AND kind = 'automation'",
                       (gone,))

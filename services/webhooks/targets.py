@@ -6,7 +6,7 @@ Three layers, each on what the HTTP client really uses:
    normalizes hosts: full-width digits, ideographic dots and other compatibility forms become
    ASCII, so `１２７.０.０.１` would be 127.0.0.1). A host that is not already in the form the
    client uses, or is neither a valid DNS name (IDNA 2008 included) nor an IP address, is
-   refused at creation (CONTRACT 11) and, for rows written before that rule, at delivery.
+   refused at creation (docs/api.md) and, for rows written before that rule, at delivery.
 2. `GuardedResolver` resolves names and keeps only public addresses (DNS rebinding gains
    nothing: the connector connects only to what it returned).
 3. `guarded_socket` is the connector's socket factory: every address it is asked to connect to,

@@ -234,7 +234,7 @@ async def test_ten_exports_per_hour_shared_by_the_four_kinds(api: Api) -> None:
 async def test_format_by_accept_when_format_is_absent(
         api: Api, db: Db, params: dict[str, str], accept: str | None, want: str,
         vary: bool) -> None:
-    """CONTRACT 9: Accept text/csv or application/json chooses the format; `format` wins."""
+    """docs/analytics.md: Accept text/csv or application/json chooses the format; `format` wins."""
     db.idea("Chosen", created_at=ago(1))
     headers = {"Accept": accept} if accept else {}
     r = await api.get(f"{E}/ideas", params=params, headers=headers)

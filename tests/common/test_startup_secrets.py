@@ -1,4 +1,4 @@
-"""Every process refuses to start without real shared secrets (CONTRACT section 11).
+"""Every process refuses to start without real shared secrets (docs/api.md).
 
 Each service's entry point runs as a real process with INTERNAL_TOKEN or CURSOR_SECRET unset,
 too short or a placeholder: it must exit at once with a status other than 0 and a message

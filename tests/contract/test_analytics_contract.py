@@ -1,4 +1,4 @@
-"""CONTRACT sections 8 and 9, rule by rule, where tests/analytics does not already pin them:
+"""docs/analytics.md, rule by rule, where tests/analytics does not already pin them:
 defaults of each dated report, validation of every dated report, averages and buckets of an
 empty workspace, `active` as the workspace's `activeIdeas`, all-time reports, overdue, the
 export scopes, caps and headers, the exact record keys, and the CSV guard on every cell."""

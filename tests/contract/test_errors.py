@@ -1,4 +1,4 @@
-"""Error statuses and codes across routes (CONTRACT 3): bodies, sizes, methods, path ids."""
+"""Error statuses and codes across routes (docs/api.md): bodies, sizes, methods, path ids."""
 
 from __future__ import annotations
 

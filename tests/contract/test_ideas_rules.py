@@ -1,4 +1,4 @@
-"""Idea rules of CONTRACT 4 not covered elsewhere: RICE bounds, vote types, vote history cap,
+"""Idea rules of docs/ideas.md not covered elsewhere: RICE bounds, vote types, vote history cap,
 status no-ops, the workspace month, the automation list."""
 
 from __future__ import annotations

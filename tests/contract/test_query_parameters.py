@@ -1,4 +1,4 @@
-"""Query conventions of CONTRACT section 3, on every operation of the served document: date-time
+"""Query conventions of docs/api.md, on every operation of the served document: date-time
 parameters take RFC 3339 only, and an empty `cursor=` is the same as no cursor.
 
 The operations come from the OpenAPI document, so a route added later is covered the day it is

@@ -1,4 +1,4 @@
-"""One rendering (CONTRACT section 3): every answer of a realistic session, every export and
+"""One rendering (docs/api.md): every answer of a realistic session, every export and
 every webhook payload is compact, lists each object's keys in the OpenAPI document's order for
 its schema, and writes every date-time `YYYY-MM-DDTHH:MM:SS.ffffffZ`."""
 
@@ -21,7 +21,7 @@ from tests.support.rendering import DATE_TIME, FormCheck
 from tests.webhooks.support import Receiver
 
 I = "/api/v1/ideas"
-# CONTRACT section 6: the delivery envelope, and `data` of each event type.
+# docs/webhooks.md: the delivery envelope, and `data` of each event type.
 ENVELOPE = ["id", "type", "createdAt", "workspaceId", "data"]
 DATA = {"idea.status_changed": ["idea", "previousStatus"], "idea.voted": ["idea", "vote"],
         "idea.assigned": ["idea", "previousRoadmapStageId"],

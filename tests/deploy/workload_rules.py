@@ -27,7 +27,7 @@ GATEWAY_METRICS_PORT = 8089
 PART_OF = "idea-management"
 CONFIG_MAP = "ims-config"
 SECRET = "ims-secrets"
-# SHUTDOWN_TIMEOUT_S when the ConfigMap does not set it (CONTRACT section 1), and Kubernetes's
+# SHUTDOWN_TIMEOUT_S when the ConfigMap does not set it (docs/running.md), and Kubernetes's
 # default grace period.
 DEFAULT_SHUTDOWN_TIMEOUT_S = 15.0
 DEFAULT_GRACE_S = 30
@@ -233,7 +233,7 @@ def check_configuration(objs: list[Obj]) -> list[str]:
 
 def check_shared_secrets(objs: list[Obj]) -> list[str]:
     """The Secret's INTERNAL_TOKEN and CURSOR_SECRET, where a variant renders them, pass the
-    rule every process applies at start (CONTRACT section 11): a variant whose values the
+    rule every process applies at start (docs/api.md): a variant whose values the
     processes would refuse could never start."""
     problems = []
     for secret in of_kind(objs, "Secret"):

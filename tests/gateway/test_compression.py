@@ -1,4 +1,4 @@
-"""gzip through the gateway (CONTRACT 3): bodies over 1 KiB when Accept-Encoding allows it,
+"""gzip through the gateway (docs/api.md): bodies over 1 KiB when Accept-Encoding allows it,
 streamed exports included; Content-Length and Vary right; the services answer plain."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The public HTTP surface under odd and hostile input (CONTRACT sections 3, 10 and 11), through
+"""The public HTTP surface under odd and hostile input (docs/api.md, 10 and 11), through
 the real gateway and services: header bytes, body encodings, methods, HEAD, metrics, Server."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Idempotency-Key on POST (CONTRACT section 10), against a stand-in that counts its calls."""
+"""Idempotency-Key on POST (docs/gateway.md), against a stand-in that counts its calls."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every idea event as consumed from RabbitMQ, with the payloads of CONTRACT section 6."""
+"""Every idea event as consumed from RabbitMQ, with the payloads of docs/webhooks.md."""
 
 from __future__ import annotations
 

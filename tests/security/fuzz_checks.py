@@ -36,12 +36,12 @@ def decided_by_contract(status: int, error: dict[str, Any]) -> bool:
     code, field = error.get("code"), error.get("field")
     message = str(error.get("message", ""))
     if status == 422:
-        # CONTRACT 6: the 11th webhook subscription is refused; the fuzzer creates many.
+        # docs/webhooks.md: the 11th webhook subscription is refused; the fuzzer creates many.
         return code == "limit_exceeded"
     if status != 400 or code != "validation_error":
         return False
     if field == "cursor":
-        # CONTRACT 3: a cursor is opaque and signed; one this service did not issue is refused.
+        # docs/api.md: a cursor is opaque and signed; one this service did not issue is refused.
         return True
     if field in ("start", "end") and ("after end" in message or "exceeds 2 years" in message):
         # docs/analytics.md: start after end, or a range over 2 years.
@@ -51,7 +51,7 @@ def decided_by_contract(status: int, error: dict[str, Any]) -> bool:
         # before an `end` in January of the year 1, or an offset that moves it there).
         return True
     if field in ("targetUrl", "hookUrl"):
-        # CONTRACT 6 and 11: a host that is not a valid DNS name or IP address, or an address
+        # docs/webhooks.md and 11: a host that is not a valid DNS name or IP address, or an address
         # that is not public, is refused at creation; `pattern` can only say "https://".
         return True
     if field in RICE_FIELDS and "not be a finite number" in message:

@@ -1,4 +1,4 @@
-"""Checks of the one rendering (CONTRACT section 3) on any JSON the API writes.
+"""Checks of the one rendering (docs/api.md) on any JSON the API writes.
 
 `FormCheck.body` walks a body alongside its schema in the served OpenAPI document and records
 every place where the rendering differs from the rule: an object whose keys are not in the

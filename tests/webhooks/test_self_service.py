@@ -1,4 +1,4 @@
-"""Webhook self-service through the gateway (CONTRACT 12): update and pause, test ping, secret
+"""Webhook self-service through the gateway (docs/webhooks.md): update and pause, test ping, secret
 rotation with dual signing, Standard Webhooks headers, the delivery log and redelivery."""
 
 from __future__ import annotations

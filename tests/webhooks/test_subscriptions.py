@@ -102,7 +102,7 @@ async def test_invalid_bodies_name_the_field(api: Api, receiver: Receiver) -> No
 async def test_hosts_read_otherwise_refused_even_where_private_targets_are_allowed(
         api: Api, receiver: Receiver) -> None:
     """This system allows private targets, yet a host in compatibility characters or an
-    invalid DNS/IDNA name is a validation_error on targetUrl / hookUrl (CONTRACT 11)."""
+    invalid DNS/IDNA name is a validation_error on targetUrl / hookUrl (docs/api.md)."""
     for host in ("１２７.０.０.１", "127。0。0。1", "ｌｏｃａｌｈｏｓｔ", "a..b.example.com",
                  "a" * 64 + ".example.com", "xn--zz.example", "ex_ample.com", "127.1"):
         r = await api.post("/api/v1/webhooks", json={"targetUrl": f"http://{host}/x",

@@ -59,7 +59,7 @@ INVALID_HOSTS = ["a..b.example.com", "a" * 64 + ".example.com", "ex_ample.com",
 @pytest.mark.parametrize("host", COMPATIBILITY_HOSTS + INVALID_HOSTS)
 def test_hosts_the_client_would_read_otherwise_are_refused(host: str) -> None:
     """Compatibility forms and invalid DNS/IDNA names are refused, private targets allowed
-    or not (CONTRACT 11)."""
+    or not (docs/api.md)."""
     with pytest.raises(ValidationFailed) as err:
         check_target_url(f"https://{host}/hook", field="hookUrl", schemes=("https",),
                          allow_private=True)

@@ -1,4 +1,4 @@
-"""Records of the JSON exports (CONTRACT section 9); CSV lines carry the same fields, flat."""
+"""Records of the JSON exports (docs/analytics.md); CSV lines carry the same fields, flat."""
 
 from __future__ import annotations
 

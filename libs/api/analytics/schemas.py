@@ -1,4 +1,4 @@
-"""Query and response models of the analytics service (CONTRACT sections 8 and 9).
+"""Query and response models of the analytics service (docs/analytics.md).
 
 Response models forbid extra fields and declare every field required (nullable where a value
 may be missing), so that the OpenAPI document and the tests pin the exact shape.

@@ -1,4 +1,4 @@
--- The JSON forms of the ideas that leave this schema (CONTRACT section 3, docs/api.md): the
+-- The JSON forms of the ideas that leave this schema (docs/api.md, docs/api.md): the
 -- list, the reads, the answers to writes, the events (and so the webhook payloads) and the
 -- analytics exports all call these functions, so an Idea, an IdeaDetail and a Signal each have
 -- one form wherever they appear.

@@ -1,4 +1,4 @@
--- Webhook self-service (CONTRACT 12): secret rotation, redelivery, per-attempt times.
+-- Webhook self-service (docs/webhooks.md): secret rotation, redelivery, per-attempt times.
 
 -- During a rotation the previous secret also signs until it expires (at most two sign).
 ALTER TABLE webhooks.subscriptions
