@@ -131,7 +131,6 @@ class System:
     def start(self) -> None:
         for svc in SERVICES:
             self.ports[svc] = [free_port() for _ in range(self.replicas.get(svc, 1))]
-        LOG_DIR.mkdir(parents=True, exist_ok=True)
         for svc in SERVICES:
             for i in range(len(self.ports[svc])):
                 self.start_one(svc, i)
@@ -145,6 +144,9 @@ class System:
             while len(metrics) <= i:
                 metrics.append(free_port())
             env["GATEWAY_METRICS_PORT"] = str(metrics[i])
+        # here, not in start(): systems of a part of the services start them one by one, and on
+        # a clean clone the first may be such a one
+        LOG_DIR.mkdir(parents=True, exist_ok=True)
         log = open(LOG_DIR / f"{self.amqp_prefix}-{svc}-{i}.log", "ab")
         proc = subprocess.Popen([sys.executable, "-m", f"services.{svc}"], cwd=self.root, env=env,
                                 stdout=log, stderr=subprocess.STDOUT)
