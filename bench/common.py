@@ -25,6 +25,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg2
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 # What the bench clients accept: unset, aiohttp's default (gzip, deflate), which the gateway
@@ -38,9 +40,12 @@ def client_headers(key: str) -> dict[str, str]:
     if ACCEPT_ENCODING:
         headers["Accept-Encoding"] = ACCEPT_ENCODING
     return headers
+
+
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from services.ctl.seed import seed  # noqa: E402
 from tests.support.api import make_key, make_workspace  # noqa: E402
 from tests.support.processes import (System, create_database, delete_queues,  # noqa: E402
                                      drop_database)
@@ -114,6 +119,26 @@ async def running_system(replicas: dict[str, int] | None = None,
         system.stop()
         await delete_queues(prefix)
         drop_database(url)
+
+
+def seed_ideas(system: System, workspace_id: str, ideas: int, customers: int,
+               sample: int) -> tuple[dict[str, Any], float, list[str]]:
+    """`ideasctl seed` into the workspace, then VACUUM ANALYZE so plans see the data.
+    Returns what the seed reports, its seconds, and up to `sample` idea ids to call."""
+    conn = psycopg2.connect(system.database_url, options="-c timezone=UTC")
+    try:
+        started = time.perf_counter()
+        seeded = seed(conn, workspace_id, ideas, customers, 1)
+        seconds = round(time.perf_counter() - started, 1)
+        conn.autocommit = True
+        with conn.cursor() as cur:
+            cur.execute("VACUUM ANALYZE ideas.ideas")
+            cur.execute("SELECT id::text FROM ideas.ideas WHERE workspace_id = %s LIMIT %s",
+                        (workspace_id, sample))
+            ids = [r[0] for r in cur.fetchall()]
+    finally:
+        conn.close()
+    return seeded, seconds, ids
 
 
 def new_workspace(system: System, plan: str = "enterprise",

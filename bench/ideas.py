@@ -13,17 +13,15 @@ import base64
 import json
 import os
 import random
-import time
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import psycopg2
 
-from bench.common import Client, new_workspace, running_system, timed_loop
+from bench.common import Client, new_workspace, running_system, seed_ideas, timed_loop
 from libs.api.ideas.requests import ListIdeasQuery
 from services.ideas.listing import page_sql
-from services.ctl.seed import seed
 
 RESULTS = Path(__file__).parent / "results"
 IDEAS = int(os.environ.get("BENCH_IDEAS", "1000000"))
@@ -126,17 +124,7 @@ async def main() -> dict[str, Any]:
     async with running_system() as system:
         url = system.database_url
         ws = new_workspace(system)
-        conn = psycopg2.connect(url, options="-c timezone=UTC")
-        t0 = time.perf_counter()
-        seeded = seed(conn, ws["id"], IDEAS, CUSTOMERS, 1)
-        seed_seconds = round(time.perf_counter() - t0, 1)
-        conn.autocommit = True
-        with conn.cursor() as cur:
-            cur.execute("VACUUM ANALYZE ideas.ideas")
-            cur.execute("SELECT id::text FROM ideas.ideas WHERE workspace_id = %s LIMIT 20000",
-                        (ws["id"],))
-            ids = [r[0] for r in cur.fetchall()]
-        conn.close()
+        seeded, seed_seconds, ids = seed_ideas(system, ws["id"], IDEAS, CUSTOMERS, 20000)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=32)) as session:
             measured = await measure(Client(session, system.base_url, ws["key"]), ids, url,
                                      ws["id"])

@@ -27,8 +27,8 @@ from typing import Any
 import aiohttp
 import psycopg2
 
-from bench.common import ACCEPT_ENCODING, RESULTS, client_headers, new_workspace, running_system
-from services.ctl.seed import seed
+from bench.common import (ACCEPT_ENCODING, RESULTS, client_headers, new_workspace,
+                          running_system, seed_ideas)
 
 IDEAS = int(os.environ.get("BENCH_IDEAS", "50000"))
 TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
@@ -110,15 +110,7 @@ async def measure(session: aiohttp.ClientSession, base: str, ids: list[str],
 async def main() -> dict[str, Any]:
     async with running_system(env={"EXPORT_PER_HOUR": "1000", "LOG_LEVEL": "warning"}) as system:
         ws = new_workspace(system)
-        conn = psycopg2.connect(system.database_url, options="-c timezone=UTC")
-        seed(conn, ws["id"], IDEAS, IDEAS // 50, 1)
-        conn.autocommit = True
-        with conn.cursor() as cur:
-            cur.execute("VACUUM ANALYZE ideas.ideas")
-            cur.execute("SELECT id::text FROM ideas.ideas WHERE workspace_id = %s LIMIT 2000",
-                        (ws["id"],))
-            ids = [r[0] for r in cur.fetchall()]
-        conn.close()
+        _, _, ids = seed_ideas(system, ws["id"], IDEAS, IDEAS // 50, 2000)
         pids = {svc: [p.pid for p in procs] for svc, procs in system.procs.items()}
         async with aiohttp.ClientSession(headers=client_headers(ws["key"])) as session:
             measured = await measure(session, system.base_url, ids, pids, system.database_url)

@@ -73,17 +73,25 @@ async def failed_delivery(api: Any, sub_id: str, timeout: float = 15.0) -> dict[
         await asyncio.sleep(0.2)
 
 
+def legacy_subscriptions_notified(guarded: PartSystem, ws_id: str, receiver: Receiver,
+                                  hosts: tuple[str, ...]) -> dict[str, str]:
+    """A subscription per host written before the host rules (receiver path -> its id), then
+    an event they all get."""
+    subs = {}
+    for host in hosts:
+        path = receiver.new_path()
+        subs[path] = legacy_subscription(guarded.database_url, ws_id,
+                                         f"http://{host}:{receiver.port}{path}")
+    publish(guarded.database_url, "idea.created", ws_id, {"idea": sample_idea()})
+    return subs
+
+
 async def test_old_rows_in_disguise_never_reach_loopback(guarded: PartSystem, client: Any,
                                                          receiver: Receiver) -> None:
     """A subscription written before the host rules, to a full-width or ideographic form of
     127.0.0.1, is refused at every attempt: nothing reaches the receiver."""
     ws_id, api = client
-    subs = {}
-    for host in ("１２７.０.０.１", "127。0。0。1", "𝟏𝟐𝟕.𝟎.𝟎.𝟏"):
-        path = receiver.new_path()
-        subs[path] = legacy_subscription(guarded.database_url, ws_id,
-                                         f"http://{host}:{receiver.port}{path}")
-    publish(guarded.database_url, "idea.created", ws_id, {"idea": sample_idea()})
+    subs = legacy_subscriptions_notified(guarded, ws_id, receiver, ("１２７.０.０.１", "127。0。0。1", "𝟏𝟐𝟕.𝟎.𝟎.𝟏"))
     for path, sub_id in subs.items():
         d = await failed_delivery(api, sub_id)
         assert d["recentDeliveries"][0]["status"] == "failed"
@@ -97,12 +105,7 @@ async def test_private_literals_refused_at_connect(guarded: PartSystem, client: 
     """An IP literal never reaches a resolver: the connector refuses a private one on the
     address itself (an old row, created before literals were checked), saying only that."""
     ws_id, api = client
-    subs = {}
-    for host in ("127.0.0.1", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]"):
-        path = receiver.new_path()
-        subs[path] = legacy_subscription(guarded.database_url, ws_id,
-                                         f"http://{host}:{receiver.port}{path}")
-    publish(guarded.database_url, "idea.created", ws_id, {"idea": sample_idea()})
+    subs = legacy_subscriptions_notified(guarded, ws_id, receiver, ("127.0.0.1", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]"))
     for path, sub_id in subs.items():
         d = await failed_delivery(api, sub_id)
         assert d["recentDeliveries"][0]["status"] == "failed", d

@@ -129,10 +129,8 @@ CUSTOMER: dict[str, Any] = {
     "updatedAt": "2025-03-01T12:00:00.000000Z"}
 
 
-class CustomerFull(Out):
-    """A standalone customer (also the `customer` of customer.* events)."""
-
-    model_config = example(CUSTOMER)
+class _CustomerCore(Out):
+    """The fields every form of a customer starts with, in this order."""
 
     id: uuid.UUID
     """The customer's id"""
@@ -150,6 +148,13 @@ class CustomerFull(Out):
     """The customer's plan with you"""
     source: str
     """Where the record came from: `api` for customers created through the API"""
+
+
+class CustomerFull(_CustomerCore):
+    """A standalone customer (also the `customer` of customer.* events)."""
+
+    model_config = example(CUSTOMER)
+
     externalId: str | None
     """Id in your CRM or billing system"""
     crmCompanyId: str | None
@@ -164,29 +169,13 @@ class CustomerFull(Out):
     """When it last changed"""
 
 
-class LinkedCustomer(Out):
+class LinkedCustomer(_CustomerCore):
     """A customer as linked to an idea."""
 
     model_config = example({k: CUSTOMER[k] for k in (
         "id", "name", "email", "domain", "arr", "mrr", "plan", "source")} | {
         "linkedAt": "2025-03-02T09:30:00.000000Z"})
 
-    id: uuid.UUID
-    """The customer's id"""
-    name: str
-    """Customer name"""
-    email: str | None
-    """Contact e-mail"""
-    domain: str | None
-    """Web domain"""
-    arr: float | None
-    """Annual recurring revenue"""
-    mrr: float | None
-    """Monthly recurring revenue"""
-    plan: str | None
-    """The customer's plan with you"""
-    source: str
-    """Where the record came from"""
     linkedAt: datetime
     """When the customer was linked to the idea"""
 
