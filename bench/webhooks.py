@@ -2,8 +2,9 @@
 again beside a receiver that never answers (it must not move by more than 20%).
 
 `BENCH_BASELINE=<git ref>` measures that commit's code too, in the same run, on the same
-database schema (today's migrations), before today's code, and writes both with their ratios:
-on a shared machine only ratios taken minutes apart mean much.
+database schema (today's migrations), in alternating rounds (`BENCH_ROUNDS`, default 3: before,
+after, before, after, ...), and writes every round with the median of the round pairs' ratios:
+on a shared machine only ratios of measures taken next to each other mean much.
 
 Runs its own processes (gateway, ideas, webhooks) on a fresh database. The receiver is a bare
 aiohttp server answering 204 in a process of its own (`python -m bench.webhooks receiver`), so
@@ -151,6 +152,8 @@ async def throughput(sys_: PartSystem, session: aiohttp.ClientSession, rcv: Rece
                                             "events": ["idea.created"]})
     want = THROUGHPUT_IDEAS * FANOUT
     await rcv.expect(session, want)
+    pid = sys_.procs["webhooks"][0].pid
+    cpu_before = cpu_seconds(pid)
     started = time.time()
     for start in range(0, THROUGHPUT_IDEAS, 100):
         await api.post("/api/v1/ideas/batch",
@@ -158,8 +161,17 @@ async def throughput(sys_: PartSystem, session: aiohttp.ClientSession, rcv: Rece
     posted = time.time() - started
     await asyncio.wait_for(rcv.done.wait(), TIME_LIMIT_S)
     elapsed = rcv.done_at - started
+    cpu = cpu_seconds(pid) - cpu_before
     return {"deliveries": want, "seconds": round(elapsed, 2), "apiSeconds": round(posted, 2),
-            "deliveriesPerSecond": round(want / elapsed, 1)}
+            "deliveriesPerSecond": round(want / elapsed, 1),
+            "webhooksCpuUsPerDelivery": round(cpu / want * 1e6, 1)}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (Linux /proc): unlike rates, CPU per
+    delivery hardly moves with what else the machine is doing."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def latency(sys_: PartSystem, session: aiohttp.ClientSession, rcv: Receiver,
@@ -230,20 +242,34 @@ def source_tree(ref: str, into: str) -> Path:
     return Path(into)
 
 
+ROWS = [("deliveries/s", "throughput", "deliveriesPerSecond"),
+        ("webhooks process CPU per delivery (us)", "throughput", "webhooksCpuUsPerDelivery"),
+        ("API call to receiver p50 (ms)", "latency", "p50_ms"),
+        ("API call to receiver p99 (ms)", "latency", "p99_ms"),
+        ("beside a hanging receiver p50 (ms)", "latencyBesideHangingReceiver", "p50_ms"),
+        ("beside a hanging receiver p99 (ms)", "latencyBesideHangingReceiver", "p99_ms")]
+
+
 async def main() -> dict[str, Any]:
     baseline = os.environ.get("BENCH_BASELINE")
     if not baseline:
         result = await measure(ROOT)
         write(result)
         return result
+    # Rounds alternate (before, after, before, after, ...): on a shared machine only ratios of
+    # measures taken next to each other mean much, and the median of the pairs' ratios holds.
+    rounds = max(1, int(os.environ.get("BENCH_ROUNDS", "3")))
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        before = await measure(source_tree(baseline, tmp))
-    after = await measure(ROOT)
-    result = {"baseline": baseline, "before": before, "after": after, "ratios": {
-        "deliveriesPerSecond": round(after["throughput"]["deliveriesPerSecond"]
-                                     / before["throughput"]["deliveriesPerSecond"], 3),
-        "latencyP50": round(after["latency"]["p50_ms"] / before["latency"]["p50_ms"], 3),
-        "latencyP99": round(after["latency"]["p99_ms"] / before["latency"]["p99_ms"], 3)}}
+        old = source_tree(baseline, tmp)
+        for _ in range(rounds):
+            pairs.append((await measure(old), await measure(ROOT)))
+    ratios = {label: round(statistics.median(a[part][key] / b[part][key] for b, a in pairs), 3)
+              for label, part, key in ROWS}
+    after = pairs[-1][1]
+    result = {"baseline": baseline, "rounds": rounds,
+              "before": [b for b, _ in pairs], "after": [a for _, a in pairs],
+              "medianRatios": ratios}
     write(after, result)
     return result
 
@@ -286,7 +312,8 @@ def write(result: dict[str, Any], compared: dict[str, Any] | None = None) -> Non
     stages = " / ".join(f"{k} {v}" for k, v in a["stages_p50_ms"].items())
     (RESULTS / "webhooks.md").write_text(
         "# Webhooks benchmark\n\n"
-        "`flock /tmp/bench.lock .venv/bin/python -m bench webhooks`\n\n"
+        "`scripts/test_env.sh .venv/bin/python -m bench webhooks` (with "
+        "`BENCH_BASELINE=<ref> BENCH_ROUNDS=<n>` for before and after)\n\n"
         "| Measure | Value |\n|---|---|\n"
         f"| deliveries/s ({t['deliveries']} to a local receiver, {FANOUT} subscriptions) "
         f"| {t['deliveriesPerSecond']} |\n"
@@ -299,19 +326,19 @@ def write(result: dict[str, Any], compared: dict[str, Any] | None = None) -> Non
 
 
 def comparison(c: dict[str, Any]) -> str:
-    """The before/after table of a run with BENCH_BASELINE."""
-    rows = [("deliveries/s", "throughput", "deliveriesPerSecond"),
-            ("API call to receiver p50 (ms)", "latency", "p50_ms"),
-            ("API call to receiver p99 (ms)", "latency", "p99_ms"),
-            ("beside a hanging receiver p50 (ms)", "latencyBesideHangingReceiver", "p50_ms"),
-            ("beside a hanging receiver p99 (ms)", "latencyBesideHangingReceiver", "p99_ms")]
-    lines = [f"\n## Before and after, one run (`BENCH_BASELINE={c['baseline']}`)\n",
-             "The table above is the current code; the baseline ran first, on the same "
-             "machine, minutes before.\n", "| Measure | before | after | after / before |",
-             "|---|---|---|---|"]
-    for label, part, key in rows:
-        b, a = c["before"][part][key], c["after"][part][key]
-        lines.append(f"| {label} | {b} | {a} | {round(a / b, 3)} |")
+    """The before/after table of a run with BENCH_BASELINE: every round, and the median of the
+    round pairs' ratios."""
+    n = c["rounds"]
+    lines = [f"\n## Before and after, one run (`BENCH_BASELINE={c['baseline']}`, "
+             f"`BENCH_ROUNDS={n}`)\n",
+             "Rounds alternate on the same machine: before, after, before, after, ... The table "
+             "above is the last round of the current code. Each cell lists the rounds in order; "
+             "the last column is the median of the ratios of each round's pair.\n",
+             "| Measure | before | after | median after / before |", "|---|---|---|---|"]
+    for label, part, key in ROWS:
+        b = " / ".join(str(r[part][key]) for r in c["before"])
+        a = " / ".join(str(r[part][key]) for r in c["after"])
+        lines.append(f"| {label} | {b} | {a} | {c['medianRatios'][label]} |")
     return "\n".join(lines) + "\n"
 
 

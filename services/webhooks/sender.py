@@ -20,6 +20,7 @@ import hmac
 import ssl
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
@@ -57,8 +58,10 @@ def sign(secret: str, timestamp: int, body: bytes) -> str:
     return hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
 
 
+@lru_cache(maxsize=1024)
 def standard_key(secret: str) -> bytes:
-    """The Standard Webhooks key: the base64-decoded part of the secret after `whsec_`."""
+    """The Standard Webhooks key: the base64-decoded part of the secret after `whsec_`
+    (kept per secret: a subscription's attempts all sign with the same few secrets)."""
     text = secret.removeprefix(SECRET_PREFIX)
     return base64.b64decode(text + "=" * (-len(text) % 4))
 
@@ -67,6 +70,17 @@ def sign_standard(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
     mac = hmac.new(standard_key(secret), f"{msg_id}.{timestamp}.".encode() + body,
                    hashlib.sha256).digest()
     return "v1," + base64.b64encode(mac).decode()
+
+
+@lru_cache(maxsize=4096)
+def _host_refusal(url: str) -> str | None:
+    """Why the host of `url` may not be delivered to, or None. Kept per URL: a subscription's
+    attempts all go to the same URL, and reading a host costs more than the signing does."""
+    try:  # rows written before creation checked the host (docs/api.md)
+        target_host(url)
+    except ValueError:
+        return f"{REFUSED}: invalid host"
+    return None
 
 
 def signed_headers(secrets: Secrets, msg_id: str, event_type: str, body: bytes,
@@ -113,11 +127,7 @@ class Sender:
         # Hooks are https only; main subscriptions may use http only where allowed.
         if parts.scheme != "https" and (job.kind == "automation" or not self.allow_http):
             return f"{REFUSED}: https required"
-        try:  # rows written before creation checked the host (docs/api.md)
-            target_host(job.target_url)
-        except ValueError:
-            return f"{REFUSED}: invalid host"
-        return None
+        return _host_refusal(job.target_url)
 
     async def send(self, job: Claimed) -> Answer:
         now = time.time()

@@ -162,7 +162,7 @@ class System:
         from another process on the same port."""
         return listens(self.procs[svc][i].pid, self.ports[svc][i])
 
-    async def wait_ready(self, timeout: float = 30.0) -> None:
+    async def wait_ready(self, timeout: float = 90.0) -> None:
         deadline = time.monotonic() + timeout
         async with aiohttp.ClientSession() as session:
             for svc, ports in self.ports.items():
