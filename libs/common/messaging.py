@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -26,7 +26,6 @@ from aio_pika.abc import (AbstractChannel, AbstractExchange, AbstractIncomingMes
 
 from . import db
 from .render import dumps
-from .topology import QUEUES
 from .tasks import raise_if_cancelled
 
 log = structlog.get_logger("messaging")
@@ -66,11 +65,13 @@ async def add_event(cur: aiopg.Cursor, schema: str, event_type: str, workspace_i
 
 @dataclass
 class Broker:
-    """One robust, named connection with a confirming publisher channel and the topology."""
+    """One robust, named connection with a confirming publisher channel and the topology:
+    `queues`, every consumer queue with the routing keys it binds (libs/api/topology.py)."""
 
     url: str
     prefix: str
     name: str
+    queues: Mapping[str, Sequence[str]] = field(default_factory=dict)
     connection: AbstractRobustConnection | None = None
     channel: AbstractChannel | None = None
     exchange: AbstractExchange | None = None
@@ -93,7 +94,7 @@ class Broker:
         # being confirmed silently.
         self.channel = await self.connection.channel(publisher_confirms=True,
                                                      on_return_raises=True)
-        self.exchange = await declare_topology(self.channel, self.prefix)
+        self.exchange = await declare_topology(self.channel, self.prefix, self.queues)
 
     async def close(self) -> None:
         if self.connection is not None:
@@ -131,7 +132,8 @@ class Broker:
         return confirmed
 
 
-async def declare_topology(channel: AbstractChannel, prefix: str) -> AbstractExchange:
+async def declare_topology(channel: AbstractChannel, prefix: str,
+                           queues: Mapping[str, Sequence[str]]) -> AbstractExchange:
     """The topic exchange, the dead-letter exchange and every consumer queue with its bindings.
 
     Declared by every process that connects, so no event is published before the queues that
@@ -142,7 +144,7 @@ async def declare_topology(channel: AbstractChannel, prefix: str) -> AbstractExc
                                               durable=True)
     dlx = await channel.declare_exchange(f"{prefix}.dead", aio_pika.ExchangeType.DIRECT,
                                          durable=True)
-    for consumer, keys in QUEUES.items():
+    for consumer, keys in queues.items():
         name = f"{prefix}.{consumer}"
         dead = await channel.declare_queue(f"{name}.dead", durable=True)
         await dead.bind(dlx, routing_key=name)

@@ -13,7 +13,7 @@ import hmac
 import signal
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import aiohttp
@@ -214,7 +214,7 @@ def pg_context(dsn: str | None = None) -> Callable[[web.Application], AsyncItera
     async def ctx(app: web.Application) -> AsyncIterator[None]:
         s = app[SETTINGS]
         pool = await db.create_pool(dsn or s.database_url, minsize=s.db_pool_min,
-                                    maxsize=s.db_pool_max, timeouts=s.db_timeouts(app[PROCESS]),
+                                    maxsize=s.db_pool_max, timeouts=s.db_timeouts(),
                                     application_name=f"ims-{app[PROCESS]}")
         app[PG_POOL] = pool
         yield
@@ -232,14 +232,16 @@ async def close_pool(pool: aiopg.Pool) -> None:
         pool.terminate()
 
 
-def broker_context(consumers: dict[str, Handler] | None = None, schema: str | None = None,
+def broker_context(queues: Mapping[str, Sequence[str]],
+                   consumers: dict[str, Handler] | None = None, schema: str | None = None,
                    prefetch: int = 32, consumer_cls: type[Consumer] = Consumer
                    ) -> Callable[[web.Application], AsyncIterator[None]]:
-    """Connect to RabbitMQ in the background (retrying), then start the consumers."""
+    """Connect to RabbitMQ in the background (retrying), declare `queues` (every consumer
+    queue of the topology, libs/api/topology.py), then start the consumers."""
 
     async def ctx(app: web.Application) -> AsyncIterator[None]:
         s = app[SETTINGS]
-        broker = Broker(s.amqp_url, s.amqp_prefix, f"ims-{app[PROCESS]}")
+        broker = Broker(s.amqp_url, s.amqp_prefix, f"ims-{app[PROCESS]}", queues)
         app[BROKER] = broker
         started: list[Consumer] = []
 

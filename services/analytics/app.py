@@ -13,12 +13,12 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from libs.common import db
-from libs.common.settings import Settings
-from libs.common.web import (PG_POOL, PROCESS, SETTINGS, close_pool, create_app, http_context,
+from libs.common.web import (PG_POOL, PROCESS, close_pool, create_app, http_context,
                              mount_routes)
 
 from . import views
 from libs.api.analytics.routes import ROUTES
+from .settings import SETTINGS, AnalyticsSettings
 from .slots import ExportSlots
 
 
@@ -32,14 +32,14 @@ async def readonly_pg(app: web.Application) -> AsyncIterator[None]:
         options.append(f"-c role={s.analytics_db_role}")
     pool = await db.create_pool(
         s.analytics_database_url or s.database_url, minsize=s.db_pool_min, maxsize=s.db_pool_max,
-        timeouts=s.db_timeouts(app[PROCESS]), extra_options=options,
+        timeouts=s.db_timeouts(), extra_options=options,
         application_name=f"ims-{app[PROCESS]}")
     app[PG_POOL] = pool
     yield
     await close_pool(pool)
 
 
-def create_analytics_app(settings: Settings) -> web.Application:
+def create_analytics_app(settings: AnalyticsSettings) -> web.Application:
     app = create_app(settings, "analytics")
     app[views.EXPORT_SLOTS] = ExportSlots(settings.export_concurrency,
                                           settings.export_concurrency_per_workspace)

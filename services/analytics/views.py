@@ -15,12 +15,13 @@ import aiopg
 from aiohttp import web
 
 from libs.common.validation import parse_query
-from libs.common.web import HTTP, PG_POOL, SETTINGS, caller, data_response
+from libs.common.web import HTTP, PG_POOL, caller, data_response
 
 from . import assemble, exports
 from libs.api.analytics.schemas import (DatedExportQuery, DecisionsQuery, ExportQuery, IdeasExportQuery,
                      IdeasOverTimeQuery, NoQuery, RangeQuery, SignalsExportQuery, SignalsQuery)
 from .periods import resolve
+from .settings import SETTINGS
 from .slots import ExportSlots
 from .stream import Bounds, stream_export
 

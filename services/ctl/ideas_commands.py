@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg2
 
-from libs.common.settings import Settings
+from services.gateway.settings import GatewaySettings as Settings
 from . import admin
 
 from .seed import seed

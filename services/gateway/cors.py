@@ -22,9 +22,8 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from libs.common.web import SETTINGS
-
 from .compression import add_vary
+from .settings import SETTINGS
 
 METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE"
 ALLOW_HEADERS = ("Authorization, Content-Type, Content-Encoding, Accept, Idempotency-Key,"

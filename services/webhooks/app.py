@@ -9,17 +9,18 @@ from aiohttp import web
 
 from libs.common import db
 from libs.common.retention import Sweep, retention_context
-from libs.common.settings import Settings
-from libs.common.web import (HTTP, PG_POOL, SETTINGS, broker_context, create_app, http_context,
+from libs.common.web import (HTTP, PG_POOL, broker_context, create_app, http_context,
                              mount_routes, pg_context, relay_context)
 
 from . import views
 from libs.api.webhooks.routes import ROUTES
+from libs.api.topology import QUEUES
 from .views import SENDER
 from .consumer import PREFETCH, BatchConsumer
 from .dispatcher import Dispatcher
 from .fanout import Fanout
 from .sender import Sender, delivery_session
+from .settings import SETTINGS, WebhooksSettings
 
 DISPATCHER = web.AppKey("dispatcher", Dispatcher)
 FANOUT = web.AppKey("fanout", Fanout)
@@ -41,7 +42,7 @@ async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
     session = delivery_session(s)
     pool = await db.create_pool(s.database_url, minsize=1, maxsize=3,
                                 application_name="ims-webhooks-dispatch",
-                                timeouts=s.db_timeouts("webhooks"),
+                                timeouts=s.db_timeouts(),
                                 extra_options=("-c synchronous_commit=off",))
     dispatcher = Dispatcher(pool, s, Sender(session, s),
                             on_subscriptions_changed=app[FANOUT].cache.invalidate)
@@ -59,14 +60,14 @@ async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
         pool.terminate()
 
 
-def create_webhooks_app(settings: Settings) -> web.Application:
+def create_webhooks_app(settings: WebhooksSettings) -> web.Application:
     app = create_app(settings, "webhooks")
     app.cleanup_ctx.append(pg_context())
     app.cleanup_ctx.append(http_context)  # before the consumer, which may call the ideas service
     # The consumer hands first attempts to this replica's dispatcher once it runs.
     fanout = Fanout(settings, lambda: app[HTTP], lambda: app.get(DISPATCHER))
     app[FANOUT] = fanout
-    app.cleanup_ctx.append(broker_context(consumers={"webhooks": fanout}, schema="webhooks",
+    app.cleanup_ctx.append(broker_context(QUEUES, consumers={"webhooks": fanout}, schema="webhooks",
                                           prefetch=PREFETCH, consumer_cls=BatchConsumer))
     app.cleanup_ctx.append(relay_context("webhooks"))
     app.cleanup_ctx.append(dispatcher_context)

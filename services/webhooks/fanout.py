@@ -22,11 +22,11 @@ import aiopg
 
 from libs.common.messaging import Event
 from libs.common.render import dumps
-from libs.common.settings import Settings
 
 from . import store
 from . import subscriptions as subs
 from .events import author_of, new_idea_payload
+from .settings import WebhooksSettings
 from .store import Claimed, NewDelivery, Secrets
 from .targets import host_key
 
@@ -133,7 +133,7 @@ class Handoff:
 class Fanout:
     """The `webhooks` consumer's handler: each (event, matching active subscription) is a row."""
 
-    def __init__(self, settings: Settings, session: Callable[[], aiohttp.ClientSession],
+    def __init__(self, settings: WebhooksSettings, session: Callable[[], aiohttp.ClientSession],
                  dispatcher: Callable[[], Dispatcher | None]) -> None:
         self.settings, self.session, self.dispatcher = settings, session, dispatcher
         self.first_delay_s = settings.webhook_retry_schedule[0]

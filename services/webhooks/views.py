@@ -11,7 +11,7 @@ from libs.common.errors import Forbidden, LimitExceeded, NotFound, ValidationFai
 from libs.common.messaging import event_body
 from libs.common.pagination import page_info
 from libs.common.validation import parse_body, parse_query, path_uuid
-from libs.common.web import PG_POOL, SETTINGS, caller, data_response, json_response
+from libs.common.web import PG_POOL, caller, data_response, json_response
 
 from . import deliveries
 from . import subscriptions as subs
@@ -19,6 +19,7 @@ from libs.api.webhooks.schemas import (AutomationSubscribeRequest, CreateWebhook
                                        DeliveryListQuery, RotateSecretRequest,
                                        UpdateWebhookRequest)
 from .sender import Sender
+from .settings import SETTINGS
 from .store import Claimed, Secrets
 from .targets import check_target_url, host_key
 

@@ -17,6 +17,7 @@ import aio_pika
 import aiopg
 import pytest
 
+from libs.api.topology import QUEUES
 from libs.common import db
 from libs.common.messaging import (DELIVERY_LIMIT, Broker, Consumer, OutboxRelay, add_event,
                                    event_body)
@@ -93,7 +94,7 @@ async def rig(database_url: str) -> AsyncIterator[Rig]:
         await cur.execute(template.format(schema=schema))
         await cur.execute(f"CREATE TABLE {schema}.effects (event_id uuid PRIMARY KEY,"
                           " applied integer NOT NULL)")
-    broker = Broker(AMQP_URL, prefix, "ims-evtest")
+    broker = Broker(AMQP_URL, prefix, "ims-evtest", QUEUES)
     await broker.connect()
     await declare_queue(broker)
     consumer = Consumer(pool, broker, CONSUMER, schema,
@@ -119,7 +120,6 @@ async def _delete_broker_objects(broker: Broker) -> None:
     conn = await aio_pika.connect(AMQP_URL)
     try:
         ch = await conn.channel()
-        from libs.common.topology import QUEUES
         for consumer in (*QUEUES, CONSUMER):
             for name in (broker.queue_name(consumer), broker.queue_name(consumer) + ".dead"):
                 await ch.queue_delete(name)
