@@ -41,11 +41,14 @@ def pending_sources(schemas: Sequence[Schema]) -> list[Migration]:
     # Shared SQL every service's queries use (the date-time form of libs/common/render.py).
     out = [Migration("common/0001_render", (here / "render.sql").read_text())]
     template = (here / "outbox.sql").read_text()
+    headers = (here / "outbox_headers.sql").read_text()
     for schema in schemas:
         service = schema.name
         out.append(Migration(f"{service}/0000_schema", f"CREATE SCHEMA IF NOT EXISTS {service};"))
         if schema.outbox:
             out.append(Migration(f"{service}/0000_outbox", template.format(schema=service)))
+            out.append(Migration(f"{service}/0000_outbox_headers",
+                                 headers.format(schema=service)))
         folder = schema.folder
         for path in sorted(folder.glob("*.sql")) if folder.is_dir() else []:
             out.append(Migration(f"{service}/{path.stem}", path.read_text()))

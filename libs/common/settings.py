@@ -168,6 +168,13 @@ class Settings:
         one just as it is reused; at most 30 s."""
         return min(30.0, self.http_keepalive_timeout_s / 2)
 
+    @property
+    def service_urls(self) -> dict[str, tuple[str, ...]]:
+        """Each service's replicas, by the name the route table gives the service."""
+        return {"ideas": self.ideas_urls, "customers": self.customers_urls,
+                "webhooks": self.webhooks_urls, "analytics": self.analytics_urls,
+                "mcp": self.mcp_urls}
+
     def default_db_timeouts(self) -> tuple[float, float]:
         """The process's database timeouts when no variable sets them: `DB_TIMEOUTS`."""
         return self.DB_TIMEOUTS

@@ -27,6 +27,7 @@ from .caller import H_REQUEST_ID, H_TOKEN, Caller, caller_from_headers
 from .errors import ApiError, MethodNotAllowed, NotFound, PayloadTooLarge, Unauthorized
 from .listener import Runner
 from .messaging import Broker, Consumer, Handler, OutboxRelay
+from .peers import Peers
 from .render import dumps
 from .settings import Settings
 from .tasks import raise_if_cancelled
@@ -38,6 +39,7 @@ SETTINGS = web.AppKey("settings", Settings)
 PG_POOL = web.AppKey("pg_pool", aiopg.Pool)
 BROKER = web.AppKey("broker", Broker)
 HTTP = web.AppKey("http_session", aiohttp.ClientSession)
+PEERS = web.AppKey("peers", Peers)
 PROCESS = web.AppKey("process", str)
 CALLER = web.RequestKey("caller", Caller)
 REQUEST_ID = web.RequestKey("request_id", str)
@@ -299,12 +301,13 @@ def relay_context(schema: str) -> Callable[[web.Application], AsyncIterator[None
 
 
 async def http_context(app: web.Application) -> AsyncIterator[None]:
-    """One outgoing client session per app, for calls to peers."""
+    """One outgoing client session per app, and the peer client over it (libs/common/peers.py)."""
     session = aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=200, keepalive_timeout=app[SETTINGS].peer_idle_s),
         json_serialize=lambda o: dumps(o).decode(),
     )
     app[HTTP] = session
+    app[PEERS] = Peers(session, app[SETTINGS])
     yield
     await session.close()
 

@@ -17,7 +17,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 
 from libs.common.errors import ValidationFailed
-from libs.common.web import HTTP, SETTINGS, create_app, http_context, stop_tasks
+from libs.common.web import PEERS, create_app, http_context, stop_tasks
 
 from .catalogue import build
 from libs.api.mcp.routes import MCP_PATH
@@ -32,7 +32,7 @@ MANAGER = web.AppKey("mcp_sessions", StreamableHTTPSessionManager)
 async def _sessions(app: web.Application) -> AsyncIterator[None]:
     """The session manager's task group, held by one task from start to stop (anyio scopes
     must be left by the task that entered them; aiohttp starts and cleans up in different ones)."""
-    app[TOOLS].services = Services(app[HTTP], app[SETTINGS])
+    app[TOOLS].services = Services(app[PEERS])
     running, stop = asyncio.Event(), asyncio.Event()
 
     async def hold() -> None:

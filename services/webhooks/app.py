@@ -9,7 +9,7 @@ from aiohttp import web
 
 from libs.common import db
 from libs.common.retention import Sweep, retention_context
-from libs.common.web import (HTTP, PG_POOL, broker_context, create_app, http_context,
+from libs.common.web import (PG_POOL, broker_context, create_app,
                              mount_routes, pg_context, relay_context)
 
 from . import views
@@ -63,9 +63,8 @@ async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
 def create_webhooks_app(settings: WebhooksSettings) -> web.Application:
     app = create_app(settings, "webhooks")
     app.cleanup_ctx.append(pg_context())
-    app.cleanup_ctx.append(http_context)  # before the consumer, which may call the ideas service
     # The consumer hands first attempts to this replica's dispatcher once it runs.
-    fanout = Fanout(settings, lambda: app[HTTP], lambda: app.get(DISPATCHER))
+    fanout = Fanout(settings, lambda: app.get(DISPATCHER))
     app[FANOUT] = fanout
     app.cleanup_ctx.append(broker_context(QUEUES, consumers={"webhooks": fanout}, schema="webhooks",
                                           prefetch=PREFETCH, consumer_cls=BatchConsumer))

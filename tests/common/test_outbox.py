@@ -88,10 +88,12 @@ async def rig(database_url: str) -> AsyncIterator[Rig]:
     schema = f"evtest_{secrets.token_hex(4)}"
     prefix = f"imsevt{secrets.token_hex(4)}"
     pool = await db.create_pool(database_url, maxsize=5)
-    template = (ROOT / "libs/common/migrations/outbox.sql").read_text()
+    templates = [(ROOT / "libs/common/migrations" / name).read_text()
+                 for name in ("outbox.sql", "outbox_headers.sql")]
     async with db.cursor(pool) as cur:
         await cur.execute(f"CREATE SCHEMA {schema}")
-        await cur.execute(template.format(schema=schema))
+        for template in templates:
+            await cur.execute(template.format(schema=schema))
         await cur.execute(f"CREATE TABLE {schema}.effects (event_id uuid PRIMARY KEY,"
                           " applied integer NOT NULL)")
     broker = Broker(AMQP_URL, prefix, "ims-evtest", QUEUES)

@@ -19,6 +19,11 @@ from libs.api.enums import IdeaStatus
 from libs.api.ideas import examples as ideas_ex
 from libs.api.ideas.schemas import Idea, Signal
 
+# A message header of `idea.created` (not part of the payload receivers get): the idea's
+# author as the ideas service keeps it (IdeaDetail's `sourceUserName`), which the automation
+# `new_idea` payload names.
+AUTHOR_HEADER = "x-idea-author"
+
 EVENT_ID = "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9"
 WORKSPACE_ID = "7e8f9a0b-1c2d-4e3f-8a5b-6c7d8e9f0a1b"
 CREATED_AT = "2025-03-14T09:26:53.589793Z"
