@@ -10,7 +10,7 @@ import aiopg
 
 from libs.common import db
 from libs.common.caller import Caller
-from libs.common.errors import Forbidden
+from libs.common.errors import AutomationLimitReached
 from libs.api.plans import AUTOMATION_QUOTA
 
 from . import ops, store
@@ -89,7 +89,7 @@ async def take_quota(cur: aiopg.Cursor, who: Caller) -> None:
              " ON CONFLICT (workspace_id, month) DO UPDATE SET n = u.n + 1 RETURNING n",
         (who.workspace_id, month))
     if quota is not None and used > quota:
-        raise Forbidden(f"Monthly automation quota of {quota} ideas reached",
+        raise AutomationLimitReached(f"Monthly automation quota of {quota} ideas reached",
                         code="limit_exceeded")
 
 

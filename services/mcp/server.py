@@ -28,7 +28,7 @@ from libs.common.caller import H_REQUEST_ID, Caller, caller_from_headers
 from libs.common.errors import ApiError, NotFound, ServiceUnavailable, Unauthorized
 from libs.common.peers import Peers
 from libs.common.validation import validation_failure
-from libs.common.web import dumps
+from libs.common.render import dumps
 
 from .catalogue import CatalogueTool, idea_ref
 

@@ -7,7 +7,7 @@ import uuid
 from aiohttp import web
 
 from libs.common import db
-from libs.common.errors import Forbidden, LimitExceeded, NotFound, ValidationFailed
+from libs.common.errors import AutomationLimitReached, LimitExceeded, NotFound, ValidationFailed
 from libs.common.messaging import event_body
 from libs.common.pagination import page_info
 from libs.common.validation import parse_body, parse_query, path_uuid
@@ -179,7 +179,7 @@ async def automation_subscribe(request: web.Request) -> web.Response:
     async with db.transaction(request.app[PG_POOL]) as cur:
         await subs.lock_workspace(cur, who.workspace_id, subs.AUTOMATION)
         if await subs.count(cur, who.workspace_id, subs.AUTOMATION) >= MAX_HOOKS:
-            raise Forbidden(f"A workspace has at most {MAX_HOOKS} automation hooks")
+            raise AutomationLimitReached(f"A workspace has at most {MAX_HOOKS} automation hooks")
         row = await subs.insert(cur, who.workspace_id, subs.AUTOMATION, None, body.hookUrl,
                                 [subs.NEW_IDEA])
     return json_response({"id": row["id"], "hookUrl": row["target_url"], "event": subs.NEW_IDEA},
