@@ -110,13 +110,13 @@ async def fetchone(cur: aiopg.Cursor, sql: str, params: Sequence[Any] | dict[str
     row = await cur.fetchone()
     if row is None:
         return None
-    return dict(zip([d[0] for d in cur.description], row))
+    return dict(zip([d[0] for d in cur.description or ()], row))
 
 
 async def fetchall(cur: aiopg.Cursor, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
     await cur.execute(sql, params)
     rows = await cur.fetchall()
-    names = [d[0] for d in cur.description]
+    names = [d[0] for d in cur.description or ()]
     return [dict(zip(names, r)) for r in rows]
 
 

@@ -94,7 +94,7 @@ async def summary(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
 async def ideas_over_time(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period,
                           group_by: str | None) -> dict[str, Any]:
     rows = await reports.ideas_over_time(cur, ws, rng, group_by)
-    out = [{"start": day, "count": 0, **({"breakdown": {}} if group_by else {})}
+    out: list[dict[str, Any]] = [{"start": day, "count": 0, **({"breakdown": {}} if group_by else {})}
            for day in buckets(rng, period)]
     index = {b["start"]: b for b in out}
     for r in rows:

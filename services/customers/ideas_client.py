@@ -12,7 +12,7 @@ from libs.common.web import PEERS, caller
 
 async def get_idea(request: web.Request, idea_id: uuid.UUID) -> dict[str, Any]:
     """The idea (deleted ones too) if it is in the caller's workspace, else 404."""
-    return await request.app[PEERS].data(  # type: ignore[no-any-return]
+    return await request.app[PEERS].data(
         caller(request), "ideas", "GET", f"/internal/ideas/{idea_id}", missing="Idea not found")
 
 
@@ -20,6 +20,6 @@ async def lookup(request: web.Request, ids: list[uuid.UUID]) -> list[dict[str, A
     """The ideas of the caller's workspace with these ids, in the given order."""
     if not ids:
         return []
-    return await request.app[PEERS].data(  # type: ignore[no-any-return]
+    return await request.app[PEERS].data(
         caller(request), "ideas", "POST", "/internal/ideas/lookup",
         json={"ids": [str(i) for i in ids]})

@@ -14,7 +14,7 @@ import orjson
 
 from libs.common import db
 from libs.common.errors import Conflict, NotFound
-from libs.common.pagination import decode_cursor, page_tail
+from libs.common.pagination import Secrets, decode_cursor, page_tail
 
 from .store import NOTIFY_CHANNEL
 from .subscriptions import delivery_to_api
@@ -23,7 +23,7 @@ _DELIVERY = ("d.id, d.event_id, d.event_type, d.status, d.status_code, d.attempt
              " d.duration_ms, d.delivered_at, d.created_at")
 
 
-async def page(cur: aiopg.Cursor, secret: str, workspace_id: uuid.UUID, sub_id: uuid.UUID,
+async def page(cur: aiopg.Cursor, secret: Secrets, workspace_id: uuid.UUID, sub_id: uuid.UUID,
                limit: int, cursor: str | None, status: str | None,
                event_type: str | None) -> tuple[list[dict[str, Any]], str | None, bool]:
     """Newest first (created_at, then id); the next page starts after the cursor's row."""

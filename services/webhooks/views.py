@@ -119,7 +119,7 @@ async def list_webhook_deliveries(request: web.Request) -> web.Response:
         if await subs.get(cur, who.workspace_id, sub_id, subs.MAIN) is None:
             raise NotFound("Webhook subscription not found")
         items, next_cursor, has_more = await deliveries.page(
-            cur, request.app[SETTINGS].cursor_secret, who.workspace_id, sub_id, q.limit,
+            cur, request.app[SETTINGS].cursor_secrets, who.workspace_id, sub_id, q.limit,
             q.cursor, q.status, q.event_type)
     return json_response({"data": items, "pagination": page_info(q.limit, has_more,
                                                                  next_cursor)})

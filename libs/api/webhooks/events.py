@@ -129,7 +129,7 @@ def _event_model(event_type: str, data: type[BaseModel], data_example: dict[str,
         _name(event_type), __base__=base, __doc__=description,
         id=(uuid.UUID, Field(description="The event's id: the same on every attempt; "
                                          "receivers use it to drop a repeat")),
-        type=(Literal[event_type], Field(description="The event type")),  # type: ignore[valid-type]
+        type=(Literal[event_type], Field(description="The event type")),  # type: ignore[arg-type]
         createdAt=(datetime, Field(description="When the event occurred")),
         workspaceId=(uuid.UUID, Field(description="The workspace it occurred in")),
         data=(data, Field(description="What the event is about")))

@@ -60,7 +60,7 @@ async def close_pool(pool: aiopg.Pool) -> None:
 
 
 def broker_context(queues: Mapping[str, Sequence[str]],
-                   consumers: dict[str, Handler] | None = None, schema: str | None = None,
+                   consumers: Mapping[str, Handler] | None = None, schema: str | None = None,
                    prefetch: int = 32, consumer_cls: type[Consumer] = Consumer
                    ) -> Callable[[web.Application], AsyncIterator[None]]:
     """Connect to RabbitMQ in the background (retrying), declare `queues` (every consumer

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from typing import Any
 
 import structlog
 from aiohttp import web
@@ -19,7 +20,8 @@ log = structlog.get_logger("http")
 def dump_tasks() -> None:
     """Log every asyncio task with its stack (SIGUSR1): what a process that will not stop waits on."""
     for task in asyncio.all_tasks():
-        frames, coro = [], task.get_coro()
+        frames: list[str] = []
+        coro: Any = task.get_coro()
         while coro is not None and len(frames) < 20:  # follow what each coroutine awaits
             frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
             if frame is not None:
