@@ -27,7 +27,7 @@ import aiohttp
 import psycopg2
 
 from bench.common import client_headers, percentile
-from libs.common.migrations import migrate
+from services.ctl.migrate import migrate
 from services.ctl import admin
 from services.ctl.seed import set_rollup_triggers
 from tests.support.processes import System, delete_queues, url_dsn_for

@@ -2,9 +2,7 @@
 
 The call: `GET /api/v1/roadmap/stages`, authenticated and rate limited at the gateway (a huge
 limit, so every request is counted in PostgreSQL and admitted), forwarded to the ideas service,
-which answers from one indexed PostgreSQL read. When the ideas service does not serve that route
-yet, a stand-in service built on the same `create_app` (internal-token check, request log line,
-metrics) answers it with one primary-key read; the results name which one ran.
+which answers from one indexed PostgreSQL read.
 
 One run measures, in order: wrk flat out directly and through the gateway in alternating rounds,
 then a paced load at half the gateway's measured capacity, through the gateway and directly.
@@ -15,28 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
-import time
 import uuid
 from typing import Any
 
-from bench.common import (ROOT, new_workspace, paced_run, running_system, wrk_run,
-                          write_results)
+from bench.common import new_workspace, paced_run, running_system, wrk_run, write_results
 from libs.common.caller import Caller
-from tests.support.processes import free_port
 
 PATH = "/api/v1/roadmap/stages"
 WRK_SECONDS = int(os.environ.get("BENCH_WRK_SECONDS", "5"))
 PACED_SECONDS = float(os.environ.get("BENCH_PACED_SECONDS", "8"))
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "32"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
-
-
-def _real_route() -> bool:
-    from services.ideas import views
-
-    return hasattr(views, "list_stages")
 
 
 def _direct_headers(internal_token: str, ws: dict[str, Any]) -> dict[str, str]:
@@ -51,52 +38,17 @@ def _direct_headers(internal_token: str, ws: dict[str, Any]) -> dict[str, str]:
     return h
 
 
-def _start_standin(port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "bench.gateway", "standin", str(port)],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-
-
-async def _wait_http(url: str, timeout: float = 20.0) -> None:
-    import aiohttp
-
-    deadline = time.monotonic() + timeout
-    async with aiohttp.ClientSession() as s:
-        while True:
-            try:
-                async with s.get(url) as r:
-                    if r.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError(url)
-            await asyncio.sleep(0.1)
-
-
 async def main() -> dict[str, Any]:
-    real = _real_route()
-    standin_port = free_port()
-    env = {} if real else {"IDEAS_URLS": f"http://127.0.0.1:{standin_port}"}
-    async with running_system(env=env) as system:
-        standin = None
-        if not real:
-            standin = _start_standin(standin_port, system.env())
-            await _wait_http(f"http://127.0.0.1:{standin_port}/readyz")
-        try:
-            result = await asyncio.to_thread(_measure, system, real, standin_port)
-        finally:
-            if standin is not None:
-                standin.terminate()
-                standin.wait(timeout=15)
+    async with running_system() as system:
+        result = await asyncio.to_thread(_measure, system)
     write_results("gateway", result, _markdown(result))
     print(_markdown(result))
     return result
 
 
-def _measure(system: Any, real: bool, standin_port: int) -> dict[str, Any]:
+def _measure(system: Any) -> dict[str, Any]:
     ws = new_workspace(system)
-    service = system.service_url("ideas") if real else f"http://127.0.0.1:{standin_port}"
+    service = system.service_url("ideas")
     direct = (service + PATH, _direct_headers(system.internal_token, ws))
     gateway = (system.base_url + PATH, {"Authorization": f"Bearer {ws['key']}"})
     for url, headers in (direct, gateway):  # warm caches, pools and connections
@@ -118,7 +70,7 @@ def _measure(system: Any, real: bool, standin_port: int) -> dict[str, Any]:
              for name in ("gateway", "direct")}
     return {
         "call": f"GET {PATH}",
-        "service": "ideas" if real else "stand-in (create_app + one primary-key read)",
+        "service": "ideas",
         "cores": os.cpu_count(),
         "load_average": os.getloadavg(),
         "flat_out": {"direct": mid["direct"], "gateway": mid["gateway"]},
@@ -159,36 +111,3 @@ the median p99 of each.
 Gateway throughput / direct throughput: **{r['ratio_rps']:.0%}** (aim: at least 60%).
 Paced p99 through the gateway: **{p['gateway']['p99_ms']:.1f} ms** (aim: under 50 ms).
 """
-
-
-# ---- the stand-in service ------------------------------------------------------------------
-
-def _standin(port: int) -> None:
-    from aiohttp import web
-
-    from libs.common import db
-    from libs.common.logging import configure_logging
-    from libs.common.settings import Settings
-    from libs.common.web import PG_POOL, caller, create_app, data_response, pg_context, run
-
-    async def stages(request: web.Request) -> web.Response:
-        who = caller(request)
-        async with db.cursor(request.app[PG_POOL]) as cur:
-            row = await db.fetchone(cur, "SELECT id, name, plan FROM gateway.workspaces"
-                                         " WHERE id = %s", (who.workspace_id,))
-        return data_response([{"id": str(row["id"]) if row else None, "name": "Now",
-                               "slug": "now", "isDefault": True}])
-
-    settings = Settings.from_env()
-    configure_logging(settings.log_format, settings.log_level, "standin")
-    app = create_app(settings, "standin")
-    app.cleanup_ctx.append(pg_context())
-    app.router.add_get(PATH, stages)
-    run(app, "127.0.0.1", port)
-
-
-if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "standin":
-        _standin(int(sys.argv[2]))
-    else:
-        sys.exit("usage: python -m bench.gateway standin PORT")

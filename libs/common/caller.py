@@ -20,10 +20,6 @@ H_KEY_NAME = "X-Ims-Key-Name"
 H_SCOPES = "X-Ims-Scopes"
 H_REQUEST_ID = "X-Request-Id"
 
-CALLER_HEADERS = (H_TOKEN, H_WORKSPACE, H_WORKSPACE_NAME, H_PLAN, H_INBOX, H_KEY_ID,
-                  H_KEY_NAME, H_SCOPES)
-
-
 @dataclass(frozen=True)
 class Caller:
     workspace_id: uuid.UUID

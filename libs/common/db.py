@@ -25,7 +25,7 @@ import psycopg2.extensions
 import psycopg2.extras
 
 from .errors import QueryTimeout
-from .settings import DEFAULT_DB_TIMEOUTS
+from .settings import Settings
 
 psycopg2.extras.register_uuid()
 # JSON columns arrive as text: the service passes them through as orjson fragments or
@@ -65,7 +65,7 @@ def session_options(timeouts: tuple[float, float], *extra: str) -> str:
                      f"-c idle_in_transaction_session_timeout={round(idle_s * 1000)}", *extra])
 
 
-async def create_pool(dsn: str, *, timeouts: tuple[float, float] = DEFAULT_DB_TIMEOUTS,
+async def create_pool(dsn: str, *, timeouts: tuple[float, float] = Settings.DB_TIMEOUTS,
                       minsize: int = 1,
                       maxsize: int = 10, application_name: str = "ims",
                       extra_options: Sequence[str] = ()) -> aiopg.Pool:
@@ -110,13 +110,13 @@ async def fetchone(cur: aiopg.Cursor, sql: str, params: Sequence[Any] | dict[str
     row = await cur.fetchone()
     if row is None:
         return None
-    return dict(zip([d[0] for d in cur.description], row))
+    return dict(zip([d[0] for d in cur.description or ()], row))
 
 
 async def fetchall(cur: aiopg.Cursor, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
     await cur.execute(sql, params)
     rows = await cur.fetchall()
-    names = [d[0] for d in cur.description]
+    names = [d[0] for d in cur.description or ()]
     return [dict(zip(names, r)) for r in rows]
 
 

@@ -7,12 +7,12 @@
     ├── InvalidKey              401 invalid_key
     ├── InsufficientScope       403 insufficient_scope
     ├── PlanRequired            403 plan_required
-    ├── Forbidden               403 forbidden (the automation API's quota and hook limits)
     ├── NotFound                404 not_found
     ├── MethodNotAllowed        405 method_not_allowed
     ├── Conflict                409 conflict
     ├── PayloadTooLarge         413 validation_error
     ├── LimitExceeded           422 limit_exceeded
+    │   └── AutomationLimitReached  403 limit_exceeded (the automation API's quota and hook limits)
     ├── RateLimited             429 rate_limited
     └── ServiceUnavailable      503 service_unavailable
         └── QueryTimeout        503 service_unavailable (a statement ran past its timeout)
@@ -82,12 +82,6 @@ class PlanRequired(ApiError):
     status, code, default_message = 403, "plan_required", "This feature is not available on your plan"
 
 
-class Forbidden(ApiError):
-    """A plan limit of the automation API is reached."""
-
-    status, code, default_message = 403, "limit_exceeded", "Plan limit reached"
-
-
 class NotFound(ApiError):
     """The record is absent or belongs to another workspace."""
 
@@ -116,6 +110,13 @@ class LimitExceeded(ApiError):
     """A resource limit is reached."""
 
     status, code, default_message = 422, "limit_exceeded", "Limit exceeded"
+
+
+class AutomationLimitReached(LimitExceeded):
+    """A plan limit of the automation API is reached (its monthly quota, its hooks): the
+    automation API answers these 403, with the same code."""
+
+    status, default_message = 403, "Plan limit reached"
 
 
 class RateLimited(ApiError):

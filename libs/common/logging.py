@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import MutableMapping
+from typing import Any
 
 import orjson
 import structlog
@@ -53,7 +55,7 @@ def configure_logging(fmt: str = "json", level: str = "info", process: str | Non
 
 
 def _add_process(name: str) -> structlog.types.Processor:
-    def add(_: object, __: str, event: dict[str, object]) -> dict[str, object]:
+    def add(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
         event.setdefault("process", name)
         return event
 
@@ -61,4 +63,4 @@ def _add_process(name: str) -> structlog.types.Processor:
 
 
 def get_logger(name: str | None = None) -> structlog.stdlib.BoundLogger:
-    return structlog.get_logger(name)  # type: ignore[no-any-return]
+    return structlog.get_logger(name)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -26,7 +26,6 @@ from aio_pika.abc import (AbstractChannel, AbstractExchange, AbstractIncomingMes
 
 from . import db
 from .render import dumps
-from .topology import QUEUES
 from .tasks import raise_if_cancelled
 
 log = structlog.get_logger("messaging")
@@ -51,14 +50,19 @@ def event_body(event_id: uuid.UUID, event_type: str, workspace_id: uuid.UUID,
 
 
 async def add_event(cur: aiopg.Cursor, schema: str, event_type: str, workspace_id: uuid.UUID,
-                    data: dict[str, Any], request_id: str | None = None) -> uuid.UUID:
-    """Write an event to `schema`'s outbox in the caller's transaction and wake the relay."""
+                    data: dict[str, Any], request_id: str | None = None,
+                    headers: dict[str, str] | None = None) -> uuid.UUID:
+    """Write an event to `schema`'s outbox in the caller's transaction and wake the relay.
+
+    `headers` travel as message headers beside the body: what a consumer needs that the
+    receivers of the body (webhooks) do not get."""
     event_id = uuid.uuid4()
     body = event_body(event_id, event_type, workspace_id, data)
     await cur.execute(
-        f"INSERT INTO {schema}.outbox (event_id, event_type, workspace_id, body, request_id)"
-        " VALUES (%s, %s, %s, %s, %s)",
-        (event_id, event_type, workspace_id, body, request_id),
+        f"INSERT INTO {schema}.outbox (event_id, event_type, workspace_id, body, request_id,"
+        " headers) VALUES (%s, %s, %s, %s, %s, %s)",
+        (event_id, event_type, workspace_id, body, request_id,
+         dumps(headers).decode() if headers else None),
     )
     await cur.execute(f"NOTIFY {schema}_outbox")  # delivered at commit; coalesced per tx
     return event_id
@@ -66,11 +70,13 @@ async def add_event(cur: aiopg.Cursor, schema: str, event_type: str, workspace_i
 
 @dataclass
 class Broker:
-    """One robust, named connection with a confirming publisher channel and the topology."""
+    """One robust, named connection with a confirming publisher channel and the topology:
+    `queues`, every consumer queue with the routing keys it binds (libs/api/topology.py)."""
 
     url: str
     prefix: str
     name: str
+    queues: Mapping[str, Sequence[str]] = field(default_factory=dict)
     connection: AbstractRobustConnection | None = None
     channel: AbstractChannel | None = None
     exchange: AbstractExchange | None = None
@@ -93,7 +99,7 @@ class Broker:
         # being confirmed silently.
         self.channel = await self.connection.channel(publisher_confirms=True,
                                                      on_return_raises=True)
-        self.exchange = await declare_topology(self.channel, self.prefix)
+        self.exchange = await declare_topology(self.channel, self.prefix, self.queues)
 
     async def close(self) -> None:
         if self.connection is not None:
@@ -104,24 +110,29 @@ class Broker:
         return (self.connection is not None and not self.connection.is_closed
                 and self.connection.connected.is_set())
 
-    async def publish(self, rows: list[tuple[Any, str, bytes, str | None]]) -> list[Any]:
-        """Publish (key, routing key, body, request id) rows; return the keys confirmed."""
+    async def publish(self, rows: list[tuple[Any, str, bytes, str | None]],
+                      headers: Sequence[Mapping[str, str] | None] = ()) -> list[Any]:
+        """Publish (key, routing key, body, request id) rows, each with its `headers` when
+        given; return the keys confirmed."""
         if self.exchange is None:
             return []
         exchange = self.exchange
 
-        async def one(routing_key: str, body: bytes, request_id: str | None) -> None:
+        async def one(routing_key: str, body: bytes, request_id: str | None,
+                      extra: Mapping[str, str] | None) -> None:
             message = aio_pika.Message(
                 body, content_type="application/json",
                 delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
                 message_id=orjson.loads(body)["id"], type=routing_key,
-                headers={"x-request-id": request_id} if request_id else {},
+                headers={**({"x-request-id": request_id} if request_id else {}),
+                         **(extra or {})},
             )
             await exchange.publish(message, routing_key=routing_key, mandatory=True, timeout=10)
 
         # Pipelined confirms: publish the whole batch, then await the confirms together.
-        results = await asyncio.gather(*(one(rk, body, rid) for _, rk, body, rid in rows),
-                                       return_exceptions=True)
+        extras = list(headers) or [None] * len(rows)
+        results = await asyncio.gather(*(one(rk, body, rid, extra) for (_, rk, body, rid), extra
+                                         in zip(rows, extras)), return_exceptions=True)
         confirmed = []
         for (key, rk, _, _), res in zip(rows, results):
             if isinstance(res, BaseException):
@@ -131,7 +142,8 @@ class Broker:
         return confirmed
 
 
-async def declare_topology(channel: AbstractChannel, prefix: str) -> AbstractExchange:
+async def declare_topology(channel: AbstractChannel, prefix: str,
+                           queues: Mapping[str, Sequence[str]]) -> AbstractExchange:
     """The topic exchange, the dead-letter exchange and every consumer queue with its bindings.
 
     Declared by every process that connects, so no event is published before the queues that
@@ -142,7 +154,7 @@ async def declare_topology(channel: AbstractChannel, prefix: str) -> AbstractExc
                                               durable=True)
     dlx = await channel.declare_exchange(f"{prefix}.dead", aio_pika.ExchangeType.DIRECT,
                                          durable=True)
-    for consumer, keys in QUEUES.items():
+    for consumer, keys in queues.items():
         name = f"{prefix}.{consumer}"
         dead = await channel.declare_queue(f"{name}.dead", durable=True)
         await dead.bind(dlx, routing_key=name)
@@ -172,13 +184,14 @@ class OutboxRelay:
             return 0
         async with db.transaction(self.pool) as cur:
             await cur.execute(
-                f"SELECT id, event_type, body, request_id FROM {self.schema}.outbox"
+                f"SELECT id, event_type, body, request_id, headers::text FROM {self.schema}.outbox"
                 " ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED", (RELAY_BATCH,))
             rows = await cur.fetchall()
             if not rows:
                 return 0
             confirmed = await self.broker.publish(
-                [(r[0], r[1], bytes(r[2]), r[3]) for r in rows])
+                [(r[0], r[1], bytes(r[2]), r[3]) for r in rows],
+                [orjson.loads(r[4]) if r[4] else None for r in rows])
             if confirmed:
                 await cur.execute(f"DELETE FROM {self.schema}.outbox WHERE id = ANY(%s)",
                                   (confirmed,))
@@ -213,10 +226,12 @@ Handler = Callable[[aiopg.Cursor, dict[str, Any]], Awaitable[None]]
 
 
 class Event(dict[str, Any]):
-    """A consumed event's fields, and `body`: the exact bytes it was published as, which a
-    consumer that passes the event on (the webhooks fan-out) sends as they are."""
+    """A consumed event's fields, `body`: the exact bytes it was published as, which a
+    consumer that passes the event on (the webhooks fan-out) sends as they are, and `headers`:
+    what its producer sent beside the body (`add_event`)."""
 
     body: bytes = b""
+    headers: Mapping[str, Any] = {}
 
 
 async def parse_event(message: AbstractIncomingMessage) -> Event | None:
@@ -232,6 +247,7 @@ async def parse_event(message: AbstractIncomingMessage) -> Event | None:
         return None
     event = Event(fields)
     event.body = message.body
+    event.headers = message.headers or {}
     return event
 
 

@@ -1,23 +1,32 @@
 """Versioned plain-SQL migrations, one folder per service schema, applied under an advisory lock.
 
-Files are `services/<service>/migrations/NNNN_name.sql`; each is applied once, in its own
-transaction, and recorded in `public.ims_schema_migrations` as `<service>/NNNN_name`. The shared
-SQL of `libs/common/migrations` comes first (`common/...`), then each service's. Concurrent
-starts are safe: the advisory lock serializes them and the second finds nothing left to do.
+Each service declares its schema (`services/<service>/schema.py`: the name, its folder of
+`NNNN_name.sql` files, whether it has an outbox); the admin CLI lists them in the order they
+apply (`services/ctl/migrate.py`). Each file is applied once, in its own transaction, and
+recorded in `public.ims_schema_migrations` as `<service>/NNNN_name`. The shared SQL of
+`libs/common/migrations` comes first (`common/...`), then each schema's. Concurrent starts are
+safe: the advisory lock serializes them and the second finds nothing left to do.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg2
 
-ROOT = Path(__file__).resolve().parents[2]
 _LOCK_ID = 0x1D_EA5  # any constant shared by every migrator of this database
-# Order matters: the analytics role is granted read access to schemas that exist by then.
-SERVICES = ("gateway", "ideas", "customers", "webhooks", "analytics")
-OUTBOX_SCHEMAS = ("ideas", "customers", "webhooks")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A service's schema: `folder` holds its `NNNN_name.sql` files; `outbox`, whether it
+    publishes events (libs/common/migrations/outbox.sql made for it)."""
+
+    name: str
+    folder: Path
+    outbox: bool = False
 
 
 @dataclass(frozen=True)
@@ -26,17 +35,21 @@ class Migration:
     sql: str
 
 
-def pending_sources() -> list[Migration]:
-    """Every migration of the project in the order it must be applied."""
+def pending_sources(schemas: Sequence[Schema]) -> list[Migration]:
+    """Every migration of `schemas` in the order it must be applied."""
     here = Path(__file__).parent / "migrations"
     # Shared SQL every service's queries use (the date-time form of libs/common/render.py).
     out = [Migration("common/0001_render", (here / "render.sql").read_text())]
     template = (here / "outbox.sql").read_text()
-    for service in SERVICES:
+    headers = (here / "outbox_headers.sql").read_text()
+    for schema in schemas:
+        service = schema.name
         out.append(Migration(f"{service}/0000_schema", f"CREATE SCHEMA IF NOT EXISTS {service};"))
-        if service in OUTBOX_SCHEMAS:
+        if schema.outbox:
             out.append(Migration(f"{service}/0000_outbox", template.format(schema=service)))
-        folder = ROOT / "services" / service / "migrations"
+            out.append(Migration(f"{service}/0000_outbox_headers",
+                                 headers.format(schema=service)))
+        folder = schema.folder
         for path in sorted(folder.glob("*.sql")) if folder.is_dir() else []:
             out.append(Migration(f"{service}/{path.stem}", path.read_text()))
     return out
@@ -61,8 +74,9 @@ def ensure_database(dsn: str) -> None:
         conn.close()
 
 
-def migrate(dsn: str) -> list[str]:
-    """Apply what is not applied yet; return the names applied now."""
+def migrate(dsn: str, schemas: Sequence[Schema]) -> list[str]:
+    """Apply what is not applied yet of `schemas`, in their order; return the names applied
+    now."""
     ensure_database(dsn)
     conn = psycopg2.connect(dsn)
     applied_now: list[str] = []
@@ -77,7 +91,7 @@ def migrate(dsn: str) -> list[str]:
                 )
                 cur.execute("SELECT name FROM public.ims_schema_migrations")
                 done = {r[0] for r in cur.fetchall()}
-                for m in pending_sources():
+                for m in pending_sources(schemas):
                     if m.name in done:
                         continue
                     cur.execute("BEGIN")

@@ -13,7 +13,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from typing import Annotated, Any
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, TypeVar
 
 import orjson
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -75,6 +76,19 @@ def decode_cursor(secrets: Secrets, token: str, scope: dict[str, Any]) -> list[A
         raise ValidationFailed("cursor does not belong to this sort, order and filters",
                                field="cursor")
     return list(data["v"])
+
+
+R = TypeVar("R")
+
+
+def page_tail(rows: Sequence[R], limit: int, secrets: Secrets, scope: dict[str, Any],
+              keyset: Callable[[R], list[Any]]) -> tuple[list[R], str | None, bool]:
+    """A keyset page of `rows` fetched with `LIMIT limit + 1`: its first `limit` rows, the
+    cursor after the last of them when more follow (else None), and whether more follow."""
+    has_more = len(rows) > limit
+    page = list(rows[:limit])
+    cursor = encode_cursor(secrets, scope, keyset(page[-1])) if has_more else None
+    return page, cursor, has_more
 
 
 def page_info(limit: int, has_more: bool, next_cursor: str | None,

@@ -8,42 +8,35 @@ migration with SELECT on the ideas and customers schemas and nothing else). In p
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 from aiohttp import web
 
-from libs.common import db
-from libs.common.settings import Settings
-from libs.common.web import (PG_POOL, PROCESS, SETTINGS, close_pool, create_app, http_context,
-                             mount_routes)
+from libs.common.web import create_app, http_context, mount_routes, pg_context
 
 from . import views
 from libs.api.analytics.routes import ROUTES
+from .settings import AnalyticsSettings
 from .slots import ExportSlots
 
 
-async def readonly_pg(app: web.Application) -> AsyncIterator[None]:
-    s = app[SETTINGS]
+def readonly_options(s: AnalyticsSettings) -> list[str]:
     # jit off: compiling a report's plan costs more than it saves at these sizes; work_mem
     # lets the signals report hash its (platform, idea) pairs in memory instead of spilling.
     options = ["-c default_transaction_read_only=on", "-c jit=off", "-c work_mem=64MB"]
     if s.analytics_db_role:
         # Set at connection start, so no statement of the process ever runs as the login user.
         options.append(f"-c role={s.analytics_db_role}")
-    pool = await db.create_pool(
-        s.analytics_database_url or s.database_url, minsize=s.db_pool_min, maxsize=s.db_pool_max,
-        timeouts=s.db_timeouts(app[PROCESS]), extra_options=options,
-        application_name=f"ims-{app[PROCESS]}")
-    app[PG_POOL] = pool
-    yield
-    await close_pool(pool)
+    return options
 
 
-def create_analytics_app(settings: Settings) -> web.Application:
+def readonly_dsn(s: AnalyticsSettings) -> str:
+    return s.analytics_database_url or s.database_url
+
+
+def create_analytics_app(settings: AnalyticsSettings) -> web.Application:
     app = create_app(settings, "analytics")
     app[views.EXPORT_SLOTS] = ExportSlots(settings.export_concurrency,
                                           settings.export_concurrency_per_workspace)
-    app.cleanup_ctx.append(readonly_pg)
+    app.cleanup_ctx.append(pg_context(readonly_dsn, options=readonly_options))
     app.cleanup_ctx.append(http_context)  # to let the ideas service create default stages
     mount_routes(app, ROUTES, views)
     return app

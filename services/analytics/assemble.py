@@ -21,13 +21,10 @@ from .periods import Period, Range, bucket_start, buckets
 
 STATUSES = ("captured", "new", "under_review", "planned", "in_progress", "shipped", "rejected",
             "archived", "duplicate")
-CLOSED = frozenset({"shipped", "rejected", "archived", "duplicate"})
+# The statuses an idea's life ends in: not active (deleted ideas are not counted at all here).
+CLOSED_STATUSES = frozenset({"shipped", "rejected", "archived", "duplicate"})
 NONE_KEY = "none"
 TOP_IDEAS = 20
-
-
-def num(value: Decimal | float | int | None) -> float | None:
-    return None if value is None else float(value)
 
 
 def money(value: Decimal | float | int | None) -> int | float:
@@ -77,7 +74,7 @@ async def summary(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
     c = await reports.summary_customers(cur, ws)
     return {
         "ideas": {"total": sum(by_status.values()),
-                  "active": sum(n for s, n in by_status.items() if s not in CLOSED),
+                  "active": sum(n for s, n in by_status.items() if s not in CLOSED_STATUSES),
                   "thisMonth": sums["this_month"]},
         "byStatus": by_status,
         "bySource": _fold(rows, "source"),
@@ -97,7 +94,7 @@ async def summary(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
 async def ideas_over_time(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period,
                           group_by: str | None) -> dict[str, Any]:
     rows = await reports.ideas_over_time(cur, ws, rng, group_by)
-    out = [{"start": day, "count": 0, **({"breakdown": {}} if group_by else {})}
+    out: list[dict[str, Any]] = [{"start": day, "count": 0, **({"breakdown": {}} if group_by else {})}
            for day in buckets(rng, period)]
     index = {b["start"]: b for b in out}
     for r in rows:

@@ -14,13 +14,15 @@ import aiohttp
 import aiopg
 from aiohttp import web
 
+from libs.common.errors import ServiceUnavailable
 from libs.common.validation import parse_query
-from libs.common.web import HTTP, PG_POOL, SETTINGS, caller, data_response
+from libs.common.web import PEERS, PG_POOL, caller, data_response
 
 from . import assemble, exports
 from libs.api.analytics.schemas import (DatedExportQuery, DecisionsQuery, ExportQuery, IdeasExportQuery,
                      IdeasOverTimeQuery, NoQuery, RangeQuery, SignalsExportQuery, SignalsQuery)
 from .periods import resolve
+from .settings import SETTINGS
 from .slots import ExportSlots
 from .stream import Bounds, stream_export
 
@@ -89,13 +91,10 @@ async def analytics_roadmap(request: web.Request) -> web.Response:
 
 
 async def _touch_ideas(request: web.Request) -> None:
-    s = request.app[SETTINGS]
-    url = s.ideas_urls[0] + "/api/v1/roadmap/stages"
     try:
-        async with request.app[HTTP].get(url, headers=caller(request).headers(s.internal_token),
-                                         timeout=aiohttp.ClientTimeout(total=5)) as r:
-            await r.read()
-    except (aiohttp.ClientError, TimeoutError):
+        await request.app[PEERS].call(caller(request), "ideas", "GET", "/api/v1/roadmap/stages",
+                                      timeout=aiohttp.ClientTimeout(total=5))
+    except ServiceUnavailable:
         pass  # the report still answers, without stages
 
 

@@ -11,8 +11,9 @@ import orjson
 import psycopg2
 import psycopg2.extras
 
-from libs.common.migrations import migrate
-from libs.common.settings import Settings, SettingsError
+from .migrate import migrate
+from libs.common.settings import SettingsError
+from services.gateway.settings import GatewaySettings as Settings
 
 from . import admin, customers_commands, ideas_commands
 

@@ -10,13 +10,13 @@ from typing import Any
 
 import psycopg2
 
-from libs.common.settings import Settings
+from services.gateway.settings import GatewaySettings as Settings
 from . import admin
 
 from .seed import seed
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parsers(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("seed", help="realistic, deterministic data for one workspace")
     s.add_argument("--workspace", required=True)
     s.add_argument("--ideas", type=int, default=200)
@@ -69,8 +69,8 @@ def run(args: argparse.Namespace, settings: Settings) -> dict[str, Any] | None:
     if args.command == "analytics":
         conn = _connect(settings)
         try:
-            ws = _check_workspace(conn, args.workspace) if args.workspace else None
-            return rebuild_rollups(conn, ws)
+            workspace = _check_workspace(conn, args.workspace) if args.workspace else None
+            return rebuild_rollups(conn, workspace)
         finally:
             conn.close()
     if args.command not in ("seed", "demo"):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiopg
 
 from libs.common import db
+from libs.common.pagination import Secrets, encode_cursor, page_tail
 
 
 async def insert(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID,
@@ -28,19 +30,23 @@ async def insert(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID,
 
 
 async def customers_of_idea(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID,
-                            limit: int, after: list[Any] | None) -> list[db.Row]:
-    """Customers linked to an idea, newest link first; up to limit + 1 rows."""
+                            limit: int, after: list[Any] | None, secrets: Secrets,
+                            scope: dict[str, Any]) -> tuple[list[db.Row], str | None, bool]:
+    """A page of the customers linked to an idea, newest link first: the rows, the cursor of
+    the next page and whether there is one."""
     cond, params = "", []
     if after is not None:
         cond = " AND (l.linked_at, l.customer_id) < (%s::timestamptz, %s::uuid)"
         params = after
-    return await db.fetchall(
+    rows = await db.fetchall(
         cur, "SELECT c.id, c.name, c.email, c.domain, c.arr, c.mrr, c.plan, c.source, l.linked_at"
              " FROM customers.idea_links l JOIN customers.customers c"
              "   ON c.workspace_id = l.workspace_id AND c.id = l.customer_id"
              f" WHERE l.workspace_id = %s AND l.idea_id = %s{cond}"
              " ORDER BY l.linked_at DESC, l.customer_id DESC LIMIT %s",
         [workspace_id, idea_id, *params, limit + 1])
+    return page_tail(rows, limit, secrets, scope,
+                     lambda r: [r["linked_at"].isoformat(), str(r["id"])])
 
 
 async def ideas_of_customer(cur: aiopg.Cursor, workspace_id: uuid.UUID, customer_id: uuid.UUID,
@@ -56,3 +62,53 @@ async def ideas_of_customer(cur: aiopg.Cursor, workspace_id: uuid.UUID, customer
              " ORDER BY linked_at DESC, idea_id DESC LIMIT %s",
         [workspace_id, customer_id, *params, limit])
 
+
+# A customer's ideas page skips deleted ideas; this bounds the link batches one page may scan.
+MAX_SCAN_ROUNDS = 20
+# The ideas service's Idea bodies of these ids, in the given order (services/customers/ideas_client.py).
+IdeaLookup = Callable[[list[uuid.UUID]], Awaitable[list[dict[str, Any]]]]
+
+
+async def customer_ideas_page(pool: aiopg.Pool, lookup: IdeaLookup, workspace_id: uuid.UUID,
+                              customer_id: uuid.UUID, limit: int, after: list[Any] | None,
+                              secrets: Secrets, scope: dict[str, Any]
+                              ) -> tuple[list[dict[str, Any]], str | None]:
+    """A page of the customer's linked ideas that are not deleted, newest link first, and the
+    cursor of the next page. Each batch of links is read outside any transaction, then its
+    ideas are asked of the ideas service."""
+    items, position, exhausted = await _live_ideas(pool, lookup, workspace_id, customer_id,
+                                                   limit + 1, after)
+    has_more = len(items) > limit or not exhausted
+    page = items[:limit]
+    if len(items) > limit:
+        position = _link_key(page[-1][1])
+    token = encode_cursor(secrets, scope, position) if has_more and position else None
+    return [idea for idea, _ in page], token
+
+
+def _link_key(link: db.Row) -> list[Any]:
+    return [link["linked_at"].isoformat(), str(link["idea_id"])]
+
+
+async def _live_ideas(pool: aiopg.Pool, lookup: IdeaLookup, workspace_id: uuid.UUID,
+                      customer_id: uuid.UUID, want: int, after: list[Any] | None
+                      ) -> tuple[list[tuple[dict[str, Any], db.Row]], list[Any] | None, bool]:
+    """Up to `want` linked ideas that are not deleted, newest link first; also the position of
+    the last link scanned and whether the links ran out."""
+    items: list[tuple[dict[str, Any], db.Row]] = []
+    for _ in range(MAX_SCAN_ROUNDS):
+        asked = want - len(items)
+        async with db.cursor(pool) as cur:
+            rows = await ideas_of_customer(cur, workspace_id, customer_id, asked, after)
+        found = {i["id"]: i for i in await lookup([r["idea_id"] for r in rows])}
+        for r in rows:
+            idea = found.get(str(r["idea_id"]))
+            if idea is not None and idea.get("status") != "deleted":
+                items.append((idea, r))
+        if rows:
+            after = _link_key(rows[-1])
+        if len(rows) < asked:
+            return items, after, True
+        if len(items) >= want:
+            return items, after, False
+    return items, after, False

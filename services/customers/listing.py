@@ -11,6 +11,7 @@ from typing import Any
 import aiopg
 
 from libs.common import db
+from libs.common.pagination import Secrets, page_tail
 
 from libs.api.customers.schemas import ListCustomersQuery
 from .store import COLUMNS
@@ -82,8 +83,9 @@ def keyset_value(sort: str, row: db.Row) -> Any:
 
 
 async def page(cur: aiopg.Cursor, where: Where, q: ListCustomersQuery,
-               cursor_values: list[Any] | None) -> list[db.Row]:
-    """Up to limit + 1 rows (the extra one says whether there is more)."""
+               cursor_values: list[Any] | None, secrets: Secrets, scope: dict[str, Any]
+               ) -> tuple[list[db.Row], str | None, bool]:
+    """A page of customers: the rows, the cursor of the next page and whether there is one."""
     conds, params = list(where.parts), list(where.params)
     if cursor_values is not None:
         sql, extra = after(q.sort, q.order, cursor_values)
@@ -96,7 +98,9 @@ async def page(cur: aiopg.Cursor, where: Where, q: ListCustomersQuery,
     nulls = " NULLS LAST" if q.sort == "arr" else ""
     sql = (f"SELECT {COLUMNS} FROM customers.customers c WHERE {' AND '.join(conds)}"
            f" ORDER BY {col} {direction}{nulls}, c.id {direction} LIMIT %s")
-    return await db.fetchall(cur, sql, params + [q.limit + 1])
+    rows = await db.fetchall(cur, sql, params + [q.limit + 1])
+    return page_tail(rows, q.limit, secrets, scope,
+                     lambda r: [keyset_value(q.sort, r), str(r["id"])])
 
 
 async def total(cur: aiopg.Cursor, where: Where) -> int:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from aiohttp import web
 
 from libs.common import db
 from libs.common.errors import Conflict, NotFound
-from libs.common.pagination import decode_cursor, encode_cursor, page_info
+from libs.common.pagination import decode_cursor, page_info
 from libs.common.validation import parse_body, parse_query, path_uuid
 from libs.common.web import PG_POOL, SETTINGS, caller, data_response, json_response
 
@@ -17,10 +16,6 @@ from . import events, ideas_client, links, listing, store
 from libs.api.customers.schemas import (CreateCustomerRequest, LinkCustomerRequest, ListCustomersQuery, PageQuery,
                      UpdateCustomerRequest)
 from .serialize import customer_full, linked_customer
-
-# A customer's ideas page skips deleted ideas; this bounds the link batches one page may scan.
-MAX_SCAN_ROUNDS = 20
-
 
 def _secret(request: web.Request) -> tuple[str, ...]:
     return request.app[SETTINGS].cursor_secrets
@@ -72,15 +67,8 @@ async def list_customers(request: web.Request) -> web.Response:
     after = _cursor_in(request, q.cursor, scope)
     where = listing.filters(who.workspace_id, q)
     async with db.cursor(request.app[PG_POOL]) as cur:
-        rows = await listing.page(cur, where, q, after)
+        rows, token, has_more = await listing.page(cur, where, q, after, _secret(request), scope)
         total = await listing.total(cur, where)
-    has_more = len(rows) > q.limit
-    rows = rows[:q.limit]
-    token = None
-    if has_more:
-        last = rows[-1]
-        token = encode_cursor(_secret(request), scope,
-                              [listing.keyset_value(q.sort, last), str(last["id"])])
     return json_response({"data": [customer_full(r) for r in rows],
                           "pagination": page_info(q.limit, has_more, token, total)})
 
@@ -112,15 +100,10 @@ async def list_idea_customers(request: web.Request) -> web.Response:
     scope = {"list": "idea_customers", "ws": str(who.workspace_id), "idea": str(idea_id)}
     after = _cursor_in(request, q.cursor, scope)
     async with db.cursor(request.app[PG_POOL]) as cur:
-        rows = await links.customers_of_idea(cur, who.workspace_id, idea_id, q.limit, after)
+        rows, token, has_more = await links.customers_of_idea(
+            cur, who.workspace_id, idea_id, q.limit, after, _secret(request), scope)
     if not rows and after is None:
         await ideas_client.get_idea(request, idea_id)  # no links: is there such an idea?
-    has_more = len(rows) > q.limit
-    rows = rows[:q.limit]
-    token = None
-    if has_more:
-        token = encode_cursor(_secret(request), scope,
-                              [rows[-1]["linked_at"].isoformat(), str(rows[-1]["id"])])
     return json_response({"data": [linked_customer(r) for r in rows],
                           "pagination": page_info(q.limit, has_more, token)})
 
@@ -134,41 +117,7 @@ async def list_customer_ideas(request: web.Request) -> web.Response:
     async with db.cursor(request.app[PG_POOL]) as cur:
         if not await store.exists(cur, who.workspace_id, customer_id):
             raise NotFound("Customer not found")
-    items, position, exhausted = await _live_ideas(request, who.workspace_id, customer_id,
-                                                   q.limit + 1, after)
-    has_more = len(items) > q.limit or not exhausted
-    page = items[:q.limit]
-    if len(items) > q.limit:
-        position = _link_key(page[-1][1])
-    token = encode_cursor(_secret(request), scope, position) if has_more and position else None
-    return json_response({"data": [idea for idea, _ in page],
-                          "pagination": page_info(q.limit, bool(token), token)})
-
-
-def _link_key(link: db.Row) -> list[Any]:
-    return [link["linked_at"].isoformat(), str(link["idea_id"])]
-
-
-async def _live_ideas(request: web.Request, workspace_id: uuid.UUID, customer_id: uuid.UUID,
-                      want: int, after: list[Any] | None
-                      ) -> tuple[list[tuple[dict[str, Any], db.Row]], list[Any] | None, bool]:
-    """Up to `want` linked ideas that are not deleted, newest link first; also the position of
-    the last link scanned and whether the links ran out."""
-    items: list[tuple[dict[str, Any], db.Row]] = []
-    for _ in range(MAX_SCAN_ROUNDS):
-        asked = want - len(items)
-        async with db.cursor(request.app[PG_POOL]) as cur:
-            rows = await links.ideas_of_customer(cur, workspace_id, customer_id, asked, after)
-        found = {i["id"]: i for i in await ideas_client.lookup(request,
-                                                               [r["idea_id"] for r in rows])}
-        for r in rows:
-            idea = found.get(str(r["idea_id"]))
-            if idea is not None and idea.get("status") != "deleted":
-                items.append((idea, r))
-        if rows:
-            after = _link_key(rows[-1])
-        if len(rows) < asked:
-            return items, after, True
-        if len(items) >= want:
-            return items, after, False
-    return items, after, False
+    ideas, token = await links.customer_ideas_page(
+        request.app[PG_POOL], lambda ids: ideas_client.lookup(request, ids), who.workspace_id,
+        customer_id, q.limit, after, _secret(request), scope)
+    return json_response({"data": ideas, "pagination": page_info(q.limit, bool(token), token)})

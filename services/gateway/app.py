@@ -15,9 +15,8 @@ from libs.api.table import ROUTE_TABLE
 from libs.common.caller import H_REQUEST_ID
 from libs.common.errors import (ApiError, InsufficientScope, InvalidKey, NotFound,
                                 PayloadTooLarge, PlanRequired, RateLimited, Unauthorized)
-from libs.common.settings import Settings
-from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, SETTINGS, create_app,
-                             json_response, method_not_allowed, pg_context)
+from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, create_app, json_response,
+                             method_not_allowed, pg_context)
 
 from . import idempotency, ratelimit
 from .auth import KeyInfo, KeyStore, bearer_token, key_digest
@@ -27,6 +26,7 @@ from .compression import MIN_SIZE as STREAM_EXPORTS_FROM
 from .compression import setup_compression
 from .cors import setup_cors
 from .openapi import openapi_handler
+from .settings import SETTINGS, GatewaySettings
 from .proxy import (BUFFER_LIMIT, Relayed, Upstreams, forward_headers, read_body, relay_aiohttp,
                     relay_lean)
 from .upstream import UpstreamPool
@@ -213,7 +213,7 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
     await session.close()
 
 
-def create_gateway(settings: Settings) -> web.Application:
+def create_gateway(settings: GatewaySettings) -> web.Application:
     # The public listener: metrics on an internal listener of their own (docs/api.md),
     # and bodies as sent, so that `read_body` decides which encodings it takes.
     app = create_app(settings, "gateway", internal=False, middlewares=[gateway_middleware],

@@ -13,8 +13,6 @@ key even for an address that is past its unauthenticated window).
 
 from __future__ import annotations
 
-import hashlib
-import re
 import time
 import uuid
 from collections import OrderedDict
@@ -26,12 +24,10 @@ import aiopg
 from libs.common import db
 from libs.common.caller import H_REQUEST_ID, Caller
 from libs.common.errors import InvalidKey, Unauthorized
+from libs.api.keys import hash_key, is_key
 from libs.api.plans import RATE_PER_MINUTE
 
 _V = TypeVar("_V")
-
-_KEY_FORMAT = re.compile(r"ims_(?:live|test)_[A-Za-z0-9]{32,128}")
-
 
 @dataclass(frozen=True)
 class KeyInfo:
@@ -61,9 +57,9 @@ def bearer_token(header: str | None) -> str:
 
 def key_digest(token: str) -> bytes:
     """The SHA-256 a key is stored under, or 401 invalid_key for a token that is no key."""
-    if _KEY_FORMAT.fullmatch(token) is None:  # also refuses every non-ASCII character
+    if not is_key(token):
         raise InvalidKey()
-    return hashlib.sha256(token.encode("ascii")).digest()
+    return hash_key(token)
 
 
 class KeyStore:

@@ -22,9 +22,8 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from libs.common.web import SETTINGS
-
 from .compression import add_vary
+from .settings import SETTINGS
 
 METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE"
 ALLOW_HEADERS = ("Authorization, Content-Type, Content-Encoding, Accept, Idempotency-Key,"
@@ -75,7 +74,8 @@ async def _on_prepare(request: web.Request, response: web.StreamResponse) -> Non
         add_vary(response.headers, "Origin")
 
 
-def setup_cors(app: web.Application, before: Handler) -> None:
+def setup_cors(app: web.Application, before: Callable[..., Awaitable[web.StreamResponse]]
+               ) -> None:
     """When CORS_ALLOWED_ORIGINS is set: answer preflights in a middleware placed just before
     `before` (authentication), and mark every answer as it is sent."""
     if not app[SETTINGS].cors_allowed_origins:

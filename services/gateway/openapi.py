@@ -19,7 +19,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 from libs.api.route import API, Route
 from libs.api.table import ROUTE_TABLE
 from libs.api.tags import TAGS
-from libs.common.web import dumps
+from libs.common.render import dumps
 
 from .openapi_parts import (COMPONENT_HEADERS, ERROR_RESPONSES, ERROR_SCHEMAS, IDEMPOTENCY_KEY,
                             INFO, SECURITY_SCHEMES, error_responses, header_refs,

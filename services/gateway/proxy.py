@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import zlib
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -204,7 +204,7 @@ def _upstream_method(request: web.Request) -> str:
     return "GET" if request.method == "HEAD" else request.method
 
 
-def _answer_headers(pairs: Iterator[tuple[str, str]] | list[tuple[str, str]],
+def _answer_headers(pairs: Iterable[tuple[str, str]],
                     extra: dict[str, str]) -> tuple[CIMultiDict[str], int | None]:
     headers: CIMultiDict[str] = CIMultiDict()
     length = None

@@ -121,7 +121,7 @@ class SharedCounter:
                 # and parsing and planning it each time cost PostgreSQL more than running it.
                 if not getattr(conn, "_ims_rate_prepared", False):
                     await cur.execute(_PREPARE)
-                    conn._ims_rate_prepared = True
+                    conn._ims_rate_prepared = True  # type: ignore[attr-defined]  # our mark
                 await cur.execute("EXECUTE ims_rate_hit (%s, %s, %s)",
                                   (bucket, datetime.fromtimestamp(start, timezone.utc), n))
                 row = await cur.fetchone()

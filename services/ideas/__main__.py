@@ -4,11 +4,12 @@ from libs.common.logging import configure_logging
 from libs.common.settings import load_or_exit
 from libs.common.web import run
 
+from .settings import IdeasSettings
 from .app import create_ideas_app
 
 
 def main() -> None:
-    settings = load_or_exit("ideas")
+    settings = load_or_exit("ideas", IdeasSettings)
     configure_logging(settings.log_format, settings.log_level, "ideas")
     run(create_ideas_app(settings), settings.service_host, settings.ideas_port)
 

@@ -10,7 +10,7 @@ import aiopg
 
 from libs.common import db
 from libs.common.caller import Caller
-from libs.common.errors import Forbidden
+from libs.common.errors import AutomationLimitReached
 from libs.api.plans import AUTOMATION_QUOTA
 
 from . import ops, store
@@ -52,11 +52,11 @@ async def find_duplicate(cur: aiopg.Cursor, who: Caller, url_key: str | None,
     if url_key is not None:
         sql = ("SELECT id FROM ideas.ideas WHERE workspace_id = %s AND url_key = %s"
                " AND status <> 'deleted' ORDER BY created_at LIMIT 1")
-        return await db.fetchval(cur, sql, (who.workspace_id, url_key))  # type: ignore[no-any-return]
+        return await db.fetchval(cur, sql, (who.workspace_id, url_key))
     sql = ("SELECT id FROM ideas.ideas WHERE workspace_id = %s AND title_key = %s"
            " AND created_at >= now() - interval '30 days' AND status <> 'deleted'"
            " ORDER BY created_at LIMIT 1")
-    return await db.fetchval(cur, sql, (who.workspace_id, store.fold_title(title)))  # type: ignore[no-any-return]
+    return await db.fetchval(cur, sql, (who.workspace_id, store.fold_title(title)))
 
 
 async def record_signal(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID,
@@ -89,7 +89,7 @@ async def take_quota(cur: aiopg.Cursor, who: Caller) -> None:
              " ON CONFLICT (workspace_id, month) DO UPDATE SET n = u.n + 1 RETURNING n",
         (who.workspace_id, month))
     if quota is not None and used > quota:
-        raise Forbidden(f"Monthly automation quota of {quota} ideas reached",
+        raise AutomationLimitReached(f"Monthly automation quota of {quota} ideas reached",
                         code="limit_exceeded")
 
 

@@ -25,7 +25,7 @@ import aiopg
 
 from libs.common import db
 from libs.common.errors import ValidationFailed
-from libs.common.pagination import decode_cursor, encode_cursor
+from libs.common.pagination import decode_cursor, page_tail
 
 from . import prepared
 from libs.api.ideas.requests import ListIdeasQuery
@@ -161,14 +161,9 @@ async def list_page(cur: aiopg.Cursor, secret: tuple[str, ...], workspace_id: uu
         await cur.execute(sql, params)  # the best plan depends on the words
     else:
         await prepared.execute(cur, sql, params)
-    rows = await cur.fetchall()
-    has_more = len(rows) > q.limit
-    rows = rows[: q.limit]
-    cursor = None
-    if has_more:
-        value, idea_id, _ = rows[-1]
-        cursor = encode_cursor(secret, sc, [0 if value is not None else 1, _key(value),
-                                            str(idea_id)])
+    rows, cursor, has_more = page_tail(
+        await cur.fetchall(), q.limit, secret, sc,
+        lambda r: [0 if r[0] is not None else 1, _key(r[0]), str(r[1])])
     return [r[2] for r in rows], cursor, has_more
 
 

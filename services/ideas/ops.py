@@ -16,13 +16,14 @@ from libs.common.messaging import add_event
 
 from . import store
 from libs.api.ideas.requests import UpdateIdeaRequest
+from libs.api.webhooks.events import AUTHOR_HEADER
 from .render import IDEA_JSON, fragment
 
 
 async def emit(cur: aiopg.Cursor, who: Caller, event_type: str, idea: str,
-               **extra: Any) -> None:
+               headers: dict[str, str] | None = None, **extra: Any) -> None:
     await add_event(cur, "ideas", event_type, who.workspace_id,
-                    {"idea": fragment(idea), **extra}, who.request_id)
+                    {"idea": fragment(idea), **extra}, who.request_id, headers)
 
 
 def initial_status(who: Caller) -> str:
@@ -31,8 +32,10 @@ def initial_status(who: Caller) -> str:
 
 async def create(cur: aiopg.Cursor, who: Caller, items: list[store.NewIdea]) -> list[str]:
     ideas = await store.create_ideas(cur, who.workspace_id, initial_status(who), items)
-    for idea in ideas:
-        await emit(cur, who, "idea.created", idea)
+    for item, idea in zip(items, ideas):
+        # The author rides beside the body, for the automation payload (docs/webhooks.md).
+        author = {AUTHOR_HEADER: item.author_name} if item.author_name is not None else None
+        await emit(cur, who, "idea.created", idea, author)
     return ideas
 
 

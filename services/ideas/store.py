@@ -99,7 +99,7 @@ async def idea_id_by_number(cur: aiopg.Cursor, workspace_id: uuid.UUID, number: 
         (workspace_id, number))
     if idea_id is None:
         raise NotFound("Idea not found")
-    return idea_id  # type: ignore[no-any-return]
+    return idea_id
 
 
 async def lookup_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID,

@@ -13,7 +13,7 @@ import orjson
 
 from libs.common import db
 from libs.common.errors import NotFound
-from libs.common.pagination import decode_cursor, encode_cursor
+from libs.common.pagination import decode_cursor, page_tail
 from libs.common.render import dumps, fragment
 
 from .render import SIGNAL_JSON
@@ -85,12 +85,8 @@ async def paged_list(cur: aiopg.Cursor, name: str, secret: tuple[str, ...], work
         f"SELECT s.{col}, s.id, {obj} FROM {table} s WHERE s.workspace_id = %s"
         f" AND s.idea_id = %s{after} ORDER BY s.{col} {direction}, s.id {direction}"
         f" LIMIT {limit + 1}", params)
-    rows = await cur.fetchall()
-    has_more = len(rows) > limit
-    rows = rows[:limit]
-    next_cursor = None
-    if has_more:
-        next_cursor = encode_cursor(secret, sc, [rows[-1][0].isoformat(), str(rows[-1][1])])
+    rows, next_cursor, has_more = page_tail(await cur.fetchall(), limit, secret, sc,
+                                            lambda r: [r[0].isoformat(), str(r[1])])
     texts = [r[2] for r in rows]
     if name == "decisions":
         texts = [dumps(orjson.loads(t)).decode() for t in texts]

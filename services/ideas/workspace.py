@@ -46,7 +46,8 @@ MEMBERS_SQL = """SELECT row_to_json(x)::text FROM (SELECT m.id, m.name, m.email,
  FROM ideas.members m WHERE m.workspace_id = %s ORDER BY m.name, m.id) x"""
 
 Reader = Callable[[aiopg.Cursor, Caller], Awaitable[list[str]]]
-CLOSED = ("shipped", "rejected", "archived", "duplicate", "deleted")
+# The statuses that do not count as active: the ends of an idea's life, and deleted.
+INACTIVE_STATUSES = ("shipped", "rejected", "archived", "duplicate", "deleted")
 
 
 async def _rows(cur: aiopg.Cursor, sql: str, params: tuple[Any, ...]) -> list[str]:
@@ -83,7 +84,7 @@ async def info(cur: aiopg.Cursor, who: Caller) -> dict[str, Any]:
         "id": who.workspace_id, "name": who.workspace_name, "shortCode": None, "plan": who.plan,
         "ideasTotal": sum(n for s, n in counts.items() if s != "deleted"),
         "ideasThisMonth": this_month,
-        "activeIdeas": sum(n for s, n in counts.items() if s not in CLOSED),
+        "activeIdeas": sum(n for s, n in counts.items() if s not in INACTIVE_STATUSES),
         "defaultDestination": None, "inboxMode": who.inbox_mode,
         "publicSubmissionEnabled": False, "slug": None,
     }

@@ -17,13 +17,13 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 
 from libs.common.errors import ValidationFailed
-from libs.common.settings import Settings
-from libs.common.web import HTTP, SETTINGS, create_app, http_context, stop_tasks
+from libs.common.web import PEERS, create_app, http_context, stop_tasks
 
 from .catalogue import build
 from libs.api.mcp.routes import MCP_PATH
 from libs.api.table import TOOL_ROUTES
 from .server import Services, ToolServer
+from .settings import McpSettings
 
 TOOLS = web.AppKey("tools", ToolServer)
 MANAGER = web.AppKey("mcp_sessions", StreamableHTTPSessionManager)
@@ -32,7 +32,7 @@ MANAGER = web.AppKey("mcp_sessions", StreamableHTTPSessionManager)
 async def _sessions(app: web.Application) -> AsyncIterator[None]:
     """The session manager's task group, held by one task from start to stop (anyio scopes
     must be left by the task that entered them; aiohttp starts and cleans up in different ones)."""
-    app[TOOLS].services = Services(app[HTTP], app[SETTINGS])
+    app[TOOLS].services = Services(app[PEERS])
     running, stop = asyncio.Event(), asyncio.Event()
 
     async def hold() -> None:
@@ -62,7 +62,7 @@ async def json_only(request: web.Request, handler: Handler) -> web.StreamRespons
     return await handler(request)
 
 
-def create_mcp_app(settings: Settings) -> web.Application:
+def create_mcp_app(settings: McpSettings) -> web.Application:
     app = create_app(settings, "mcp", middlewares=[json_only])
     tools = ToolServer(build(TOOL_ROUTES), None)
     # Stateless: no session survives a request, so replicas need no affinity. DNS-rebinding

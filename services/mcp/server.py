@@ -11,7 +11,6 @@ did not exist.
 
 from __future__ import annotations
 
-import itertools
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -27,9 +26,9 @@ from pydantic import ValidationError
 
 from libs.common.caller import H_REQUEST_ID, Caller, caller_from_headers
 from libs.common.errors import ApiError, NotFound, ServiceUnavailable, Unauthorized
-from libs.common.settings import Settings
+from libs.common.peers import Peers
 from libs.common.validation import validation_failure
-from libs.common.web import dumps
+from libs.common.render import dumps
 
 from .catalogue import CatalogueTool, idea_ref
 
@@ -38,32 +37,17 @@ log = structlog.get_logger("mcp")
 
 
 class Services:
-    """The owning services' HTTP APIs, round-robin over each one's replicas."""
+    """The owning services' HTTP APIs (libs/common/peers.py), their answers parsed."""
 
-    def __init__(self, session: aiohttp.ClientSession, settings: Settings) -> None:
-        self.session, self.token = session, settings.internal_token
-        urls = {"ideas": settings.ideas_urls, "customers": settings.customers_urls,
-                "webhooks": settings.webhooks_urls, "analytics": settings.analytics_urls}
-        self._turns = {name: itertools.cycle(u) for name, u in urls.items()}
+    def __init__(self, peers: Peers) -> None:
+        self.peers = peers
 
     async def call(self, who: Caller, service: str, method: str, path: str, *,
                    query: Mapping[str, str] | None = None,
                    body: Any = None) -> tuple[int, Any]:
         """Status and parsed JSON answer of one call, made as `who`."""
-        headers = who.headers(self.token)
-        data = None
-        if body is not None:
-            data = dumps(body)
-            headers["Content-Type"] = "application/json"
-        url = next(self._turns[service]) + path
-        try:
-            async with self.session.request(method, url, params=query, data=data,
-                                            headers=headers, timeout=TIMEOUT) as resp:
-                raw = await resp.read()
-                status = resp.status
-        except (aiohttp.ClientError, TimeoutError) as err:
-            raise ServiceUnavailable(f"The {service} service is not reachable; retry "
-                                     "shortly") from err
+        status, raw = await self.peers.call(who, service, method, path, query=query, json=body,
+                                            timeout=TIMEOUT)
         try:
             return status, orjson.loads(raw)
         except orjson.JSONDecodeError as err:

@@ -4,11 +4,12 @@ from libs.common.logging import configure_logging
 from libs.common.settings import load_or_exit
 from libs.common.web import run
 
+from .settings import WebhooksSettings
 from .app import create_webhooks_app
 
 
 def main() -> None:
-    settings = load_or_exit("webhooks")
+    settings = load_or_exit("webhooks", WebhooksSettings)
     configure_logging(settings.log_format, settings.log_level, "webhooks")
     run(create_webhooks_app(settings), settings.service_host, settings.webhooks_port)
 

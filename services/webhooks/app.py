@@ -5,23 +5,25 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+import aiopg
 from aiohttp import web
 
-from libs.common import db
 from libs.common.retention import Sweep, retention_context
-from libs.common.settings import Settings
-from libs.common.web import (HTTP, PG_POOL, SETTINGS, broker_context, create_app, http_context,
-                             mount_routes, pg_context, relay_context)
+from libs.common.web import (PG_POOL, broker_context, create_app, mount_routes, pg_context,
+                             relay_context)
 
 from . import views
 from libs.api.webhooks.routes import ROUTES
+from libs.api.topology import QUEUES
 from .views import SENDER
 from .consumer import PREFETCH, BatchConsumer
 from .dispatcher import Dispatcher
 from .fanout import Fanout
 from .sender import Sender, delivery_session
+from .settings import SETTINGS, WebhooksSettings
 
 DISPATCHER = web.AppKey("dispatcher", Dispatcher)
+DISPATCH_POOL = web.AppKey("dispatch_pool", aiopg.Pool)
 FANOUT = web.AppKey("fanout", Fanout)
 # What RETENTION_DAYS prunes here (docs/webhooks.md, Retention). A pending delivery stays
 # whatever its age; its attempts go with it when it goes.
@@ -32,18 +34,18 @@ RETENTION = (
 )
 
 
+# The dispatcher's own small pool, whose commits do not wait for the WAL flush: a lease or an
+# outcome lost with a PostgreSQL crash only means that attempt is made again (at least once),
+# while the delivery rows themselves (written by the consumer before the ack) stay durable.
+dispatch_pool_context = pg_context(key=DISPATCH_POOL, role="dispatch", size=(1, 3),
+                                   options=("-c synchronous_commit=off",))
+
+
 async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
-    """The dispatcher's tasks, its own delivery session and its own small pool, whose
-    commits do not wait for the WAL flush: a lease or an outcome lost with a PostgreSQL crash
-    only means that attempt is made again (at least once), while the delivery rows themselves
-    (written by the consumer before the ack) stay durable."""
+    """The dispatcher's tasks and its own delivery session, over its own pool."""
     s = app[SETTINGS]
     session = delivery_session(s)
-    pool = await db.create_pool(s.database_url, minsize=1, maxsize=3,
-                                application_name="ims-webhooks-dispatch",
-                                timeouts=s.db_timeouts("webhooks"),
-                                extra_options=("-c synchronous_commit=off",))
-    dispatcher = Dispatcher(pool, s, Sender(session, s),
+    dispatcher = Dispatcher(app[DISPATCH_POOL], s, Sender(session, s),
                             on_subscriptions_changed=app[FANOUT].cache.invalidate)
     app[DISPATCHER] = dispatcher
     app[SENDER] = dispatcher.sender
@@ -52,23 +54,18 @@ async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
     await dispatcher.stop_tasks(tasks)  # the consumer, still running, hands over nothing more
     await dispatcher.shutdown(grace_s=min(2.0, s.shutdown_timeout_s / 3))
     await session.close()
-    pool.close()
-    try:
-        await asyncio.wait_for(pool.wait_closed(), timeout=3.0)
-    except asyncio.TimeoutError:
-        pool.terminate()
 
 
-def create_webhooks_app(settings: Settings) -> web.Application:
+def create_webhooks_app(settings: WebhooksSettings) -> web.Application:
     app = create_app(settings, "webhooks")
     app.cleanup_ctx.append(pg_context())
-    app.cleanup_ctx.append(http_context)  # before the consumer, which may call the ideas service
     # The consumer hands first attempts to this replica's dispatcher once it runs.
-    fanout = Fanout(settings, lambda: app[HTTP], lambda: app.get(DISPATCHER))
+    fanout = Fanout(settings, lambda: app.get(DISPATCHER))
     app[FANOUT] = fanout
-    app.cleanup_ctx.append(broker_context(consumers={"webhooks": fanout}, schema="webhooks",
+    app.cleanup_ctx.append(broker_context(QUEUES, consumers={"webhooks": fanout}, schema="webhooks",
                                           prefetch=PREFETCH, consumer_cls=BatchConsumer))
     app.cleanup_ctx.append(relay_context("webhooks"))
+    app.cleanup_ctx.append(dispatch_pool_context)
     app.cleanup_ctx.append(dispatcher_context)
     app.cleanup_ctx.append(retention_context(lambda a: a[PG_POOL], RETENTION))
     mount_routes(app, ROUTES, views)

@@ -29,7 +29,7 @@ PREFETCH = 256
 
 
 class BatchConsumer(Consumer):
-    handler: Fanout  # type: ignore[assignment]
+    handler: Fanout
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)

@@ -14,7 +14,7 @@ import orjson
 
 from libs.common import db
 from libs.common.errors import Conflict, NotFound
-from libs.common.pagination import decode_cursor, encode_cursor
+from libs.common.pagination import Secrets, decode_cursor, page_tail
 
 from .store import NOTIFY_CHANNEL
 from .subscriptions import delivery_to_api
@@ -23,7 +23,7 @@ _DELIVERY = ("d.id, d.event_id, d.event_type, d.status, d.status_code, d.attempt
              " d.duration_ms, d.delivered_at, d.created_at")
 
 
-async def page(cur: aiopg.Cursor, secret: str, workspace_id: uuid.UUID, sub_id: uuid.UUID,
+async def page(cur: aiopg.Cursor, secret: Secrets, workspace_id: uuid.UUID, sub_id: uuid.UUID,
                limit: int, cursor: str | None, status: str | None,
                event_type: str | None) -> tuple[list[dict[str, Any]], str | None, bool]:
     """Newest first (created_at, then id); the next page starts after the cursor's row."""
@@ -44,13 +44,8 @@ async def page(cur: aiopg.Cursor, secret: str, workspace_id: uuid.UUID, sub_id: 
     rows = await db.fetchall(
         cur, f"SELECT {_DELIVERY} FROM webhooks.deliveries d WHERE {' AND '.join(where)}"
              f" ORDER BY d.created_at DESC, d.id DESC LIMIT %s", (*params, limit + 1))
-    has_more = len(rows) > limit
-    rows = rows[:limit]
-    next_cursor = None
-    if has_more:
-        last = rows[-1]
-        next_cursor = encode_cursor(secret, scope, [last["created_at"].isoformat(),
-                                                    str(last["id"])])
+    rows, next_cursor, has_more = page_tail(
+        rows, limit, secret, scope, lambda r: [r["created_at"].isoformat(), str(r["id"])])
     return [delivery_to_api(r) for r in rows], next_cursor, has_more
 
 

@@ -26,12 +26,12 @@ import structlog
 from prometheus_client import Counter, Histogram
 
 from libs.common import db
-from libs.common.settings import Settings
 from libs.common.tasks import raise_if_cancelled
 
 from . import store
 from .hosts import Hosts
 from .sender import Answer, Sender
+from .settings import WebhooksSettings
 from .store import LEASE_MARGIN_S, Claimed, Outcome
 from .subscriptions import CHANGED_CHANNEL
 
@@ -61,7 +61,7 @@ def retry_delay(planned_s: float, asked_s: float | None,
 
 
 class Dispatcher:
-    def __init__(self, pool: aiopg.Pool, settings: Settings, sender: Sender,
+    def __init__(self, pool: aiopg.Pool, settings: WebhooksSettings, sender: Sender,
                  on_subscriptions_changed: Callable[[str | None], None] = lambda _: None) -> None:
         self.pool, self.settings, self.sender = pool, settings, sender
         self.on_subscriptions_changed = on_subscriptions_changed

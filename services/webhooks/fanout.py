@@ -17,16 +17,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
 import aiopg
 
 from libs.common.messaging import Event
 from libs.common.render import dumps
-from libs.common.settings import Settings
 
 from . import store
 from . import subscriptions as subs
 from .events import author_of, new_idea_payload
+from .settings import WebhooksSettings
 from .store import Claimed, NewDelivery, Secrets
 from .targets import host_key
 
@@ -133,9 +132,9 @@ class Handoff:
 class Fanout:
     """The `webhooks` consumer's handler: each (event, matching active subscription) is a row."""
 
-    def __init__(self, settings: Settings, session: Callable[[], aiohttp.ClientSession],
+    def __init__(self, settings: WebhooksSettings,
                  dispatcher: Callable[[], Dispatcher | None]) -> None:
-        self.settings, self.session, self.dispatcher = settings, session, dispatcher
+        self.settings, self.dispatcher = settings, dispatcher
         self.first_delay_s = settings.webhook_retry_schedule[0]
         self.lease_s = settings.webhook_timeout_s + store.LEASE_MARGIN_S
         self.cache = TargetCache()
@@ -186,8 +185,7 @@ class Fanout:
         occurred_at = event.get("createdAt") if isinstance(event.get("createdAt"), str) else None
         hook_body = b""
         if event_type == "idea.created" and any(t.kind == subs.AUTOMATION for t in targets):
-            hook_body = new_idea_payload(event, await author_of(self.session(), self.settings,
-                                                                event))
+            hook_body = new_idea_payload(event, author_of(event))
         rows = []
         for t in targets:
             is_hook = t.kind == subs.AUTOMATION

@@ -27,9 +27,9 @@ from urllib.parse import urlsplit
 import aiohttp
 import structlog
 
-from libs.common.settings import Settings
 from libs.common.tasks import raise_if_cancelled
 
+from .settings import WebhooksSettings
 from .store import Claimed, Secrets
 from .targets import REFUSED, GuardedResolver, TargetRefused, guarded_socket, target_host
 
@@ -98,7 +98,7 @@ def signed_headers(secrets: Secrets, msg_id: str, event_type: str, body: bytes,
     }
 
 
-def delivery_session(settings: Settings) -> aiohttp.ClientSession:
+def delivery_session(settings: WebhooksSettings) -> aiohttp.ClientSession:
     """The one session for every delivery: verified TLS, guarded resolution, no cookies."""
     ctx = ssl.create_default_context()
     if settings.webhook_ca_file:
@@ -116,7 +116,7 @@ def delivery_session(settings: Settings) -> aiohttp.ClientSession:
 
 
 class Sender:
-    def __init__(self, session: aiohttp.ClientSession, settings: Settings) -> None:
+    def __init__(self, session: aiohttp.ClientSession, settings: WebhooksSettings) -> None:
         self.session = session
         self.timeout = aiohttp.ClientTimeout(total=settings.webhook_timeout_s)
         self.allow_private = settings.webhook_allow_private_targets

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 import idna
 import yarl
-from aiohttp.abc import AbstractResolver
+from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
 from libs.common.errors import ValidationFailed
@@ -180,7 +180,7 @@ class GuardedResolver(AbstractResolver):
         self._inner = DefaultResolver()
 
     async def resolve(self, host: str, port: int = 0,
-                      family: socket.AddressFamily = socket.AF_INET) -> list[dict[str, Any]]:
+                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
         infos = await self._inner.resolve(host, port, family)
         allowed = [i for i in infos if is_public(ipaddress.ip_address(i["host"]))]
         if not allowed:

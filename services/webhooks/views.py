@@ -7,11 +7,11 @@ import uuid
 from aiohttp import web
 
 from libs.common import db
-from libs.common.errors import Forbidden, LimitExceeded, NotFound, ValidationFailed
+from libs.common.errors import AutomationLimitReached, LimitExceeded, NotFound, ValidationFailed
 from libs.common.messaging import event_body
 from libs.common.pagination import page_info
 from libs.common.validation import parse_body, parse_query, path_uuid
-from libs.common.web import PG_POOL, SETTINGS, caller, data_response, json_response
+from libs.common.web import PG_POOL, caller, data_response, json_response
 
 from . import deliveries
 from . import subscriptions as subs
@@ -19,6 +19,7 @@ from libs.api.webhooks.schemas import (AutomationSubscribeRequest, CreateWebhook
                                        DeliveryListQuery, RotateSecretRequest,
                                        UpdateWebhookRequest)
 from .sender import Sender
+from .settings import SETTINGS
 from .store import Claimed, Secrets
 from .targets import check_target_url, host_key
 
@@ -118,7 +119,7 @@ async def list_webhook_deliveries(request: web.Request) -> web.Response:
         if await subs.get(cur, who.workspace_id, sub_id, subs.MAIN) is None:
             raise NotFound("Webhook subscription not found")
         items, next_cursor, has_more = await deliveries.page(
-            cur, request.app[SETTINGS].cursor_secret, who.workspace_id, sub_id, q.limit,
+            cur, request.app[SETTINGS].cursor_secrets, who.workspace_id, sub_id, q.limit,
             q.cursor, q.status, q.event_type)
     return json_response({"data": items, "pagination": page_info(q.limit, has_more,
                                                                  next_cursor)})
@@ -178,7 +179,7 @@ async def automation_subscribe(request: web.Request) -> web.Response:
     async with db.transaction(request.app[PG_POOL]) as cur:
         await subs.lock_workspace(cur, who.workspace_id, subs.AUTOMATION)
         if await subs.count(cur, who.workspace_id, subs.AUTOMATION) >= MAX_HOOKS:
-            raise Forbidden(f"A workspace has at most {MAX_HOOKS} automation hooks")
+            raise AutomationLimitReached(f"A workspace has at most {MAX_HOOKS} automation hooks")
         row = await subs.insert(cur, who.workspace_id, subs.AUTOMATION, None, body.hookUrl,
                                 [subs.NEW_IDEA])
     return json_response({"id": row["id"], "hookUrl": row["target_url"], "event": subs.NEW_IDEA},

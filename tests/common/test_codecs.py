@@ -11,6 +11,8 @@ from pydantic import Field
 from libs.common.errors import ValidationFailed
 from libs.common.pagination import decode_cursor, encode_cursor, page_info
 from libs.common.settings import Settings, SettingsError, secret_problem
+from services.gateway.settings import GatewaySettings
+from services.webhooks.settings import WebhooksSettings
 from libs.common.validation import Body, Query, loc_to_field, validate_json
 
 SECRET = ("s3cret",)
@@ -134,38 +136,40 @@ def test_query_model_rejects_unknown() -> None:
 SECRETS = {"INTERNAL_TOKEN": secrets.token_urlsafe(32), "CURSOR_SECRET": secrets.token_urlsafe(32)}
 
 
-@pytest.mark.parametrize("env, name", [
-    ({"GATEWAY_PORT": "eighty"}, "GATEWAY_PORT"),
-    ({"IDEAS_PORT": "0"}, "IDEAS_PORT"),
-    ({"WEBHOOK_TIMEOUT_S": "-1"}, "WEBHOOK_TIMEOUT_S"),
-    ({"WEBHOOK_ALLOW_HTTP": "maybe"}, "WEBHOOK_ALLOW_HTTP"),
-    ({"IDEAS_URLS": "ftp://x"}, "IDEAS_URLS"),
-    ({"WEBHOOK_RETRY_SCHEDULE": "0,a"}, "WEBHOOK_RETRY_SCHEDULE"),
-    ({"WEBHOOK_RETRY_SCHEDULE": "0,-5"}, "WEBHOOK_RETRY_SCHEDULE"),
-    ({"LOG_FORMAT": "xml"}, "LOG_FORMAT"),
-    ({"UNAUTHENTICATED_RPM": "0"}, "UNAUTHENTICATED_RPM"),
-    ({"TRUSTED_PROXIES": "10.0.0.0/8, ingress"}, "TRUSTED_PROXIES"),
-    ({"HTTP_HEADER_TIMEOUT_S": "0"}, "HTTP_HEADER_TIMEOUT_S"),
-    ({"HTTP_KEEPALIVE_TIMEOUT_S": "soon"}, "HTTP_KEEPALIVE_TIMEOUT_S"),
-    ({"KEY_CACHE_SIZE": "0"}, "KEY_CACHE_SIZE"),
-    ({"GATEWAY_METRICS_PORT": "x"}, "GATEWAY_METRICS_PORT"),
+@pytest.mark.parametrize("kind, env, name", [
+    (GatewaySettings, {"GATEWAY_PORT": "eighty"}, "GATEWAY_PORT"),
+    (Settings, {"IDEAS_PORT": "0"}, "IDEAS_PORT"),
+    (WebhooksSettings, {"WEBHOOK_TIMEOUT_S": "-1"}, "WEBHOOK_TIMEOUT_S"),
+    (WebhooksSettings, {"WEBHOOK_ALLOW_HTTP": "maybe"}, "WEBHOOK_ALLOW_HTTP"),
+    (Settings, {"IDEAS_URLS": "ftp://x"}, "IDEAS_URLS"),
+    (WebhooksSettings, {"WEBHOOK_RETRY_SCHEDULE": "0,a"}, "WEBHOOK_RETRY_SCHEDULE"),
+    (WebhooksSettings, {"WEBHOOK_RETRY_SCHEDULE": "0,-5"}, "WEBHOOK_RETRY_SCHEDULE"),
+    (Settings, {"LOG_FORMAT": "xml"}, "LOG_FORMAT"),
+    (GatewaySettings, {"UNAUTHENTICATED_RPM": "0"}, "UNAUTHENTICATED_RPM"),
+    (GatewaySettings, {"TRUSTED_PROXIES": "10.0.0.0/8, ingress"}, "TRUSTED_PROXIES"),
+    (Settings, {"HTTP_HEADER_TIMEOUT_S": "0"}, "HTTP_HEADER_TIMEOUT_S"),
+    (Settings, {"HTTP_KEEPALIVE_TIMEOUT_S": "soon"}, "HTTP_KEEPALIVE_TIMEOUT_S"),
+    (GatewaySettings, {"KEY_CACHE_SIZE": "0"}, "KEY_CACHE_SIZE"),
+    (GatewaySettings, {"GATEWAY_METRICS_PORT": "x"}, "GATEWAY_METRICS_PORT"),
 ])
-def test_bad_settings_name_the_variable(env: dict[str, str], name: str) -> None:
+def test_bad_settings_name_the_variable(kind: type[Settings], env: dict[str, str],
+                                        name: str) -> None:
+    """Each process reads the common variables and its own (services/<s>/settings.py)."""
     with pytest.raises(SettingsError, match=name):
-        Settings.from_env({**SECRETS, **env})
+        kind.from_env({**SECRETS, **env})
 
 
 def test_settings_defaults_and_overrides() -> None:
-    s = Settings.from_env(SECRETS)
+    s = GatewaySettings.from_env(SECRETS)
     assert s.gateway_port == 8080 and s.ideas_urls == ("http://127.0.0.1:8081",)
     assert s.unauthenticated_rpm == 60 and s.export_per_hour == 10
     assert (s.internal_token, s.cursor_secret) == (SECRETS["INTERNAL_TOKEN"],
                                                    SECRETS["CURSOR_SECRET"])
-    s = Settings.from_env({**SECRETS, "IDEAS_URLS": "http://a:1/, http://b:2",
+    s = WebhooksSettings.from_env({**SECRETS, "IDEAS_URLS": "http://a:1/, http://b:2",
                            "WEBHOOK_RETRY_SCHEDULE": "0,1,1"})
     assert s.ideas_urls == ("http://a:1", "http://b:2")
     assert s.webhook_retry_schedule == (0.0, 1.0, 1.0)
-    s = Settings.from_env({**SECRETS, "TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,fd00::/8",
+    s = GatewaySettings.from_env({**SECRETS, "TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,fd00::/8",
                            "HTTP_KEEPALIVE_TIMEOUT_S": "20"})
     assert s.trusted_proxies == ("10.0.0.0/8", "192.168.1.7", "fd00::/8")
     assert s.peer_idle_s == 10 and Settings.from_env(SECRETS).peer_idle_s == 30

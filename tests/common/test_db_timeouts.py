@@ -13,7 +13,16 @@ import pytest
 
 from libs.common import db
 from libs.common.errors import QueryTimeout
-from libs.common.settings import DB_TIMEOUTS, Settings
+from libs.common.settings import Settings
+from services.analytics.settings import AnalyticsSettings
+from services.customers.settings import CustomersSettings
+from services.gateway.settings import GatewaySettings
+from services.ideas.settings import IdeasSettings
+from services.webhooks.settings import WebhooksSettings
+
+PROCESSES: dict[str, type[Settings]] = {
+    "gateway": GatewaySettings, "ideas": IdeasSettings, "customers": CustomersSettings,
+    "webhooks": WebhooksSettings, "analytics": AnalyticsSettings}
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRETS = {"INTERNAL_TOKEN": "Kx8-" + "q1W2e3R4t5Y6u7I8o9P0" * 2,
@@ -30,10 +39,10 @@ async def session_timeouts(pool: object) -> tuple[str, str]:
 
 async def test_each_process_pool_has_its_own_timeouts(database_url: str) -> None:
     """The sessions of each process's pool carry that process's two timeouts."""
-    settings = Settings.from_env(SECRETS)
     seen = {}
-    for process in DB_TIMEOUTS:
-        pool = await db.create_pool(database_url, timeouts=settings.db_timeouts(process))
+    for process, kind in PROCESSES.items():
+        settings = kind.from_env(SECRETS)
+        pool = await db.create_pool(database_url, timeouts=settings.db_timeouts())
         try:
             seen[process] = await session_timeouts(pool)
         finally:
@@ -46,12 +55,14 @@ async def test_each_process_pool_has_its_own_timeouts(database_url: str) -> None
 
 def test_timeouts_are_configurable_by_environment() -> None:
     """DB_STATEMENT_TIMEOUT_S and DB_IDLE_TX_TIMEOUT_S override every process's defaults."""
-    s = Settings.from_env({**SECRETS, "DB_STATEMENT_TIMEOUT_S": "2.5"})
-    assert s.db_timeouts("gateway") == (2.5, 10.0) and s.db_timeouts("analytics") == (2.5, 150.0)
-    s = Settings.from_env({**SECRETS, "DB_IDLE_TX_TIMEOUT_S": "7", "EXPORT_DEADLINE_S": "60"})
-    assert s.db_timeouts("ideas") == (30.0, 7.0) and s.db_timeouts("analytics") == (60.0, 7.0)
-    assert Settings.from_env({**SECRETS, "EXPORT_DEADLINE_S": "60"}).db_timeouts(
-        "analytics") == (60.0, 90.0)
+    env = {**SECRETS, "DB_STATEMENT_TIMEOUT_S": "2.5"}
+    assert GatewaySettings.from_env(env).db_timeouts() == (2.5, 10.0)
+    assert AnalyticsSettings.from_env(env).db_timeouts() == (2.5, 150.0)
+    env = {**SECRETS, "DB_IDLE_TX_TIMEOUT_S": "7", "EXPORT_DEADLINE_S": "60"}
+    assert IdeasSettings.from_env(env).db_timeouts() == (30.0, 7.0)
+    assert AnalyticsSettings.from_env(env).db_timeouts() == (60.0, 7.0)
+    assert AnalyticsSettings.from_env({**SECRETS, "EXPORT_DEADLINE_S": "60"}).db_timeouts(
+        ) == (60.0, 90.0)
 
 
 def test_every_pool_is_made_by_the_one_helper() -> None:

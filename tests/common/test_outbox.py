@@ -17,6 +17,7 @@ import aio_pika
 import aiopg
 import pytest
 
+from libs.api.topology import QUEUES
 from libs.common import db
 from libs.common.messaging import (DELIVERY_LIMIT, Broker, Consumer, OutboxRelay, add_event,
                                    event_body)
@@ -87,13 +88,15 @@ async def rig(database_url: str) -> AsyncIterator[Rig]:
     schema = f"evtest_{secrets.token_hex(4)}"
     prefix = f"imsevt{secrets.token_hex(4)}"
     pool = await db.create_pool(database_url, maxsize=5)
-    template = (ROOT / "libs/common/migrations/outbox.sql").read_text()
+    templates = [(ROOT / "libs/common/migrations" / name).read_text()
+                 for name in ("outbox.sql", "outbox_headers.sql")]
     async with db.cursor(pool) as cur:
         await cur.execute(f"CREATE SCHEMA {schema}")
-        await cur.execute(template.format(schema=schema))
+        for template in templates:
+            await cur.execute(template.format(schema=schema))
         await cur.execute(f"CREATE TABLE {schema}.effects (event_id uuid PRIMARY KEY,"
                           " applied integer NOT NULL)")
-    broker = Broker(AMQP_URL, prefix, "ims-evtest")
+    broker = Broker(AMQP_URL, prefix, "ims-evtest", QUEUES)
     await broker.connect()
     await declare_queue(broker)
     consumer = Consumer(pool, broker, CONSUMER, schema,
@@ -119,7 +122,6 @@ async def _delete_broker_objects(broker: Broker) -> None:
     conn = await aio_pika.connect(AMQP_URL)
     try:
         ch = await conn.channel()
-        from libs.common.topology import QUEUES
         for consumer in (*QUEUES, CONSUMER):
             for name in (broker.queue_name(consumer), broker.queue_name(consumer) + ".dead"):
                 await ch.queue_delete(name)

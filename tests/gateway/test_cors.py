@@ -12,7 +12,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from libs.common.settings import Settings, SettingsError
+from libs.common.settings import SettingsError
+from services.gateway.settings import GatewaySettings as Settings
 from tests.support.api import Api
 from tests.support.processes import System
 

@@ -24,7 +24,7 @@ import psycopg2
 import pytest
 
 from libs.api.route import SCOPES, Route
-from services.ctl.keys import new_key
+from libs.api.keys import new_key
 from tests.support.api import Api, Resp, Workspace, make_key
 from tests.support.openapi_check import OpenApi
 from tests.support.processes import System

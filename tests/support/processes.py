@@ -16,7 +16,7 @@ from pathlib import Path
 import aiohttp
 import psycopg2
 
-from libs.common.migrations import migrate
+from services.ctl.migrate import migrate
 from scripts.devrun.common import free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -210,7 +210,7 @@ async def delete_queues(prefix: str) -> None:
     """Remove a test run's queues and exchanges from the broker."""
     import aio_pika
 
-    from libs.common.topology import QUEUES
+    from libs.api.topology import QUEUES
 
     conn = await aio_pika.connect(AMQP_URL)
     try:

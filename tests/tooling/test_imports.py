@@ -2,10 +2,13 @@
 
 - `libs/api` (the public API as data) imports only `libs/api`, `libs/common`, pydantic (with
   typing_extensions, its dependency) and the standard library;
-- `libs/common` imports no `libs/api` and no service;
+- `libs/common` imports no `libs/api` and no service, and names no service (but the peers'
+  addresses of its core settings): each service declares its own settings, schema and queue;
 - a service imports `libs/` and itself, never another service (the admin CLI `services/ctl`
   may use any service's storage functions);
 - the gateway imports only `libs/` and itself;
+- each service reads its settings through its own `services/<s>/settings.py`, a subclass of
+  the common core;
 - no import cycle between the project's modules.
 
 The graph is read from the source with `ast`, so it holds for imports inside functions too.
@@ -152,7 +155,7 @@ def test_the_walk_resolves_every_import_form() -> None:
     """Relative, `from pkg import module` and absolute forms all land on the module imported."""
     edges = graph()
     assert "libs.api.table" in edges["services.gateway.app"]          # absolute
-    assert "libs.common.errors" in edges["libs.common.web"]           # relative, from . import
+    assert "libs.common.errors" in edges["libs.common.web.middlewares"]  # relative, from ..
     assert "services.ideas.state" in edges["services.ctl.seed"]       # the CLI may use a service
 
 
@@ -169,3 +172,32 @@ def test_the_rules_catch_each_kind_of_crossing() -> None:
     assert len(found) == 5, found
     assert not any(f.startswith(("services.ctl", "libs.api.ideas")) for f in found)
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+SERVICE_NAMES = {"gateway", "ideas", "customers", "webhooks", "analytics", "mcp"}
+# The one place libs/common names services: the peers' addresses every process may call.
+NAMES_SERVICES = {"libs.common.settings"}
+
+
+def test_libs_common_names_no_service() -> None:
+    """No string in libs/common is a service's name, but the peers' addresses: queues, schemas
+    and migrations are declared by their owners and handed to the common code."""
+    found = []
+    for name, path in project_modules().items():
+        if area(name) != "libs.common" or name in NAMES_SERVICES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and node.value in SERVICE_NAMES:
+                found.append(f"{name}:{node.lineno}: {node.value!r}")
+    assert found == []
+
+
+def test_each_service_reads_its_own_settings() -> None:
+    """Every service process has `services/<s>/settings.py` over the common core, and its
+    entry point and app read that, not the core alone."""
+    edges = graph()
+    for service in sorted(SERVICE_NAMES):
+        own = f"services.{service}.settings"
+        assert "libs.common.settings" in edges[own], own
+        for module in (f"services.{service}.__main__", f"services.{service}.app"):
+            assert own in edges[module], f"{module} does not read {own}"

@@ -19,7 +19,7 @@ class IdeaExportRecord(Idea):
 
     model_config = example({**ideas_ex.IDEA, "tags": ["ui"], "customerCount": 2})
 
-    tags: list[str] = Field(None, description="Tag names; only with include_tags (CSV: joined by ;)")  # type: ignore[assignment]
+    tags: list[str] = Field(None, description="Tag names; only with include_tags (CSV: joined by ;)")  # type: ignore[arg-type]
     customerCount: int = Field(None, description="Linked customers; only with include_customer_count")  # type: ignore[assignment]
 
 

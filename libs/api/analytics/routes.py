@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from libs.api.route import API, Route, Tool
 
 from . import exports as em
@@ -41,7 +43,7 @@ RANGE_NOTE = (" `start` defaults to 90 days before `end`, `end` to now; `start` 
               "range over 2 years is a validation error.")
 
 
-def _report(name: str, summary: str, query: type, data: Any, note: str) -> Route:
+def _report(name: str, summary: str, query: type[BaseModel], data: Any, note: str) -> Route:
     op = f"analytics_{name.replace('-', '_')}"
     model_name = "Analytics" + "".join(p.title() for p in name.split("-")) + "Response"
     dated = "start" in query.model_fields
@@ -64,7 +66,7 @@ EXPORT_BOUNDS = (
 
 def _export(kind: str, scope: str, query: type, record: type, note: str) -> Route:
     # JSON: a bare array; CSV: the same records, flat, with a header row. Both stream.
-    responses: dict[Any, Any] = {200: list[record], "200": "csv"}
+    responses: dict[Any, Any] = {200: list[record], "200": "csv"}  # type: ignore[valid-type]
     return Route("GET", f"{E}/{kind}", S, f"export_{kind}", scope,
                  f"Export {kind} (CSV or JSON)", query=query, responses=responses,
                  plan_gated=True, export=True, tags=("Export",),

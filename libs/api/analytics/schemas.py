@@ -179,7 +179,7 @@ class IdeasBucket(_Out):
     count: int
     """Ideas created in the bucket"""
     # Absent (never null) without `group_by`: optional in the schema, not nullable.
-    breakdown: dict[str, int] = Field(None, description="Only with `group_by`")  # type: ignore[assignment]
+    breakdown: dict[str, int] = Field(None, description="Only with `group_by`")  # type: ignore[arg-type]
 
 
 class IdeasOverTime(_Out):

@@ -25,7 +25,7 @@ class JsonRpcMessage(BaseModel):
                     "as a notification (202, no answer).")
     method: str = Field(description="e.g. `initialize`, `tools/list`, "
                         "`tools/call`, `notifications/initialized`.")
-    params: dict[str, Any] = Field(default=None,  # type: ignore[assignment]
+    params: dict[str, Any] = Field(default=None,  # type: ignore[arg-type]
                                    description="The method's parameters.")
 
 

@@ -19,6 +19,11 @@ from libs.api.enums import IdeaStatus
 from libs.api.ideas import examples as ideas_ex
 from libs.api.ideas.schemas import Idea, Signal
 
+# A message header of `idea.created` (not part of the payload receivers get): the idea's
+# author as the ideas service keeps it (IdeaDetail's `sourceUserName`), which the automation
+# `new_idea` payload names.
+AUTHOR_HEADER = "x-idea-author"
+
 EVENT_ID = "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9"
 WORKSPACE_ID = "7e8f9a0b-1c2d-4e3f-8a5b-6c7d8e9f0a1b"
 CREATED_AT = "2025-03-14T09:26:53.589793Z"
@@ -124,7 +129,7 @@ def _event_model(event_type: str, data: type[BaseModel], data_example: dict[str,
         _name(event_type), __base__=base, __doc__=description,
         id=(uuid.UUID, Field(description="The event's id: the same on every attempt; "
                                          "receivers use it to drop a repeat")),
-        type=(Literal[event_type], Field(description="The event type")),  # type: ignore[valid-type]
+        type=(Literal[event_type], Field(description="The event type")),  # type: ignore[arg-type]
         createdAt=(datetime, Field(description="When the event occurred")),
         workspaceId=(uuid.UUID, Field(description="The workspace it occurred in")),
         data=(data, Field(description="What the event is about")))

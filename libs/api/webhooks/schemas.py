@@ -58,7 +58,7 @@ class UpdateWebhookRequest(Body):
     targetUrl: str = Field(default=None, min_length=1, max_length=2000,  # type: ignore[assignment]
                            json_schema_extra=HTTPS_ONLY)
     """https URL that receives the signed deliveries"""
-    events: list[WebhookEventType] = Field(default=None, min_length=1,  # type: ignore[assignment]
+    events: list[WebhookEventType] = Field(default=None, min_length=1,  # type: ignore[arg-type]
                                            max_length=11, json_schema_extra={"uniqueItems": True})
     """The events to deliver, 1 to 11, each at most once"""
     isActive: bool = Field(default=None)  # type: ignore[assignment]

@@ -1,0 +1,12 @@
+"""The mcp service's settings: the common core (libs/common/settings.py); its own go here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from libs.common.settings import Settings
+
+
+@dataclass(frozen=True)
+class McpSettings(Settings):
+    pass
