@@ -161,12 +161,18 @@ def _ms(text: str) -> float:
 
 
 def wrk_run(url: str, headers: dict[str, str], duration_s: int = 10, connections: int = 32,
-            method: str = "GET", body: bytes | None = None, threads: int = 1) -> dict[str, Any]:
-    """Flat-out load with wrk; {"rps", "p50_ms", "p99_ms", "requests", "errors"}."""
+            method: str = "GET", body: bytes | None = None, threads: int = 1,
+            paths: list[str] | None = None) -> dict[str, Any]:
+    """Flat-out load with wrk; {"rps", "p50_ms", "p99_ms", "requests", "errors"}.
+    With `paths`, each request goes to one of them (at random) on `url`'s host."""
     lines = [f'wrk.method = "{method}"']
     lines += [f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in headers.items()]
     if body is not None:
         lines.append(f"wrk.body = {json.dumps(body.decode())}")
+    if paths:
+        lines.append("local paths = {" + ",".join(json.dumps(p) for p in paths) + "}")
+        lines.append("request = function() return wrk.format(nil, paths[math.random(#paths)])"
+                     " end")
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write("\n".join(lines) + "\n")
         script = f.name
@@ -194,13 +200,14 @@ def wrk_run(url: str, headers: dict[str, str], duration_s: int = 10, connections
 
 def paced_run(url: str, headers: dict[str, str], rate: float, duration_s: float = 10.0,
               method: str = "GET", body: bytes | None = None,
-              max_in_flight: int = 2000) -> dict[str, Any]:
-    """Offer `rate` requests/s for `duration_s` from a separate process; latency percentiles."""
-    spec = json.dumps({"url": url, "headers": headers, "rate": rate, "duration_s": duration_s,
+              max_in_flight: int = 2000, paths: list[str] | None = None) -> dict[str, Any]:
+    """Offer `rate` requests/s for `duration_s` from a separate process; latency percentiles.
+    With `paths` (full URLs), the requests go to them in turn instead of to `url`."""
+    spec = json.dumps({"url": url, "urls": paths or [url], "headers": headers, "rate": rate, "duration_s": duration_s,
                        "method": method, "body": body.decode() if body else None,
                        "max_in_flight": max_in_flight})
-    out = subprocess.run([sys.executable, "-m", "bench.common", "paced", spec], cwd=ROOT,
-                         check=True, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "bench.common", "paced", "-"], cwd=ROOT,
+                         input=spec, check=True, capture_output=True, text=True,
                          timeout=duration_s + 60).stdout
     return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
@@ -219,11 +226,13 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
     timeout = aiohttp.ClientTimeout(total=30)
     async with aiohttp.ClientSession(connector=conn, timeout=timeout) as session:
 
-        async def one(scheduled: float) -> None:
+        urls = spec.get("urls") or [spec["url"]]
+
+        async def one(scheduled: float, i: int = 0) -> None:
             nonlocal errors
             async with limit:
                 try:
-                    async with session.request(spec["method"], spec["url"], data=body,
+                    async with session.request(spec["method"], urls[i % len(urls)], data=body,
                                                headers=spec["headers"]) as r:
                         await r.read()
                         ok = r.status < 400
@@ -247,7 +256,7 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
                 await asyncio.sleep(delay)
             elif delay < -0.005:
                 late_starts += 1
-            tasks.append(asyncio.create_task(one(scheduled)))
+            tasks.append(asyncio.create_task(one(scheduled, i)))
         await asyncio.gather(*tasks)
         elapsed = time.perf_counter() - start
     return {"offered_rps": rate, "sent": total, "ok": len(latencies), "errors": errors,
@@ -268,7 +277,7 @@ def write_results(area: str, data: dict[str, Any], markdown: str) -> None:
 
 def _main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "paced":
-        coro = _paced(json.loads(sys.argv[2]))
+        coro = _paced(json.loads(sys.stdin.read() if sys.argv[2] == "-" else sys.argv[2]))
         try:
             import uvloop
 
