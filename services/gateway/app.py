@@ -16,6 +16,7 @@ from libs.common.caller import H_REQUEST_ID
 from libs.common.errors import (ApiError, InsufficientScope, InvalidKey, NotFound,
                                 PayloadTooLarge, PlanRequired, RateLimited, Unauthorized)
 from libs.common.settings import Settings
+from libs.common.unavailable import DatabaseUnavailable, database_down
 from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, SETTINGS, create_app,
                              json_response, method_not_allowed, pg_context)
 
@@ -82,6 +83,10 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
     except (asyncio.CancelledError, web.HTTPException):
         raise
     except Exception as err:
+        if database_down(err):  # 503 with the rate headers (libs/common/unavailable.py)
+            log.warning("database_unavailable", method=request.method, path=path,
+                        error=repr(err))
+            raise DatabaseUnavailable(headers={**verdict.headers(), "Retry-After": "1"}) from err
         # Logged here, once, so that even this answer carries the rate headers.
         log.exception("unhandled_error", method=request.method, path=path)
         raise ApiError(f"Internal server error (request {request[REQUEST_ID]})",
