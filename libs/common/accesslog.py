@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 import structlog
 
@@ -23,8 +24,9 @@ log = structlog.get_logger("http")
 
 
 class AccessLog:
-    def __init__(self, per_s: int, slow_ms: float) -> None:
-        self.per_s, self.slow_ms = per_s, slow_ms
+    def __init__(self, per_s: int, slow_ms: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.per_s, self.slow_ms, self.clock = per_s, slow_ms, clock
         self._second = 0
         self._used = 0
         self._unlogged = 0
@@ -32,7 +34,7 @@ class AccessLog:
     def request(self, method: str, path: str, status: int, elapsed_s: float) -> None:
         ms = round(elapsed_s * 1000, 2)
         if self.per_s > 0 and status < 400 and ms < self.slow_ms:
-            now = int(time.monotonic())
+            now = int(self.clock())
             if now != self._second:
                 self._second, self._used = now, 0
             if self._used >= self.per_s:
