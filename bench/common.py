@@ -188,7 +188,9 @@ def wrk_run(url: str, headers: dict[str, str], duration_s: int = 10, connections
     sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
     return {
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),  # type: ignore[union-attr]
-        "p50_ms": _ms(pct["50"]), "p99_ms": _ms(pct["99"]),
+        # no distribution when nothing came back in time
+        "p50_ms": _ms(pct["50"]) if "50" in pct else None,
+        "p99_ms": _ms(pct["99"]) if "99" in pct else None,
         "requests": int(re.search(r"(\d+) requests in", out).group(1)),  # type: ignore[union-attr]
         "errors": (int(non2xx.group(1)) if non2xx else 0)
         + (sum(int(g) for g in sock.groups()) if sock else 0),
