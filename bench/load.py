@@ -253,6 +253,7 @@ async def capacity(replicas: int, url: str, receiver: ReceiverProcess) -> dict[s
     finally:
         await stop(system)
     result["replicas"] = replicas
+    result["load_average_end"] = [round(v, 1) for v in os.getloadavg()]
     result["five_hundreds"] = five_hundreds(result["statuses"])
     return result
 
@@ -300,7 +301,8 @@ def markdown(data: dict[str, Any]) -> str:
                 (run["statuses"].get(fam) or {}).items())) if fam != "total" else ""
             lines.append(f"| {fam} | {s['rps']} | {s['p50_ms']:.0f} | {s['p99_ms']:.0f} "
                          f"| {s['p999_ms']:.0f} | {s['failures']} | {answers} |")
-        lines.append(f"\n5xx answers: {run['five_hundreds']}\n")
+        lines.append(f"\n5xx answers: {run['five_hundreds']}; the machine's load average at "
+                     f"the end: {run.get('load_average_end')} (other work shared it).\n")
         lines.append("| process | CPU (cores) | RSS MB |\n|---|---|---|")
         for name, p in sorted(run["processes"].items()):
             lines.append(f"| {name} | {p['cpu_core_share']} | {p['rss_mb']} |")

@@ -103,7 +103,8 @@ async def main() -> dict[str, Any]:
             "processes": run["processes"], "memory": memory, "memory_samples": samples,
             "warmup_s": warm_t, "committed_events": len(committed), "lost_events": len(lost),
             "duplicate_events": got.get("duplicates", 0), "five_hundreds": errors5,
-            "problems": problems, "passed": not problems}
+            "problems": problems, "passed": not problems,
+            "load_average_end": [round(v, 1) for v in os.getloadavg()]}
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "soak.json").write_text(json.dumps(data, indent=2) + "\n")
     (RESULTS / "soak.md").write_text(markdown(data))
@@ -122,7 +123,8 @@ def markdown(d: dict[str, Any]) -> str:
 requests/s (70% of {d['capacity_rps']} measured {'in a 30 s probe' if d['capacity_probed']
 else 'by make bench-load'}), achieved {d['achieved_rps']}; p50 / p99 / p99.9
 {t.get('p50_ms')} / {t.get('p99_ms')} / {t.get('p999_ms')} ms. Memory sampled every 10 s; the
-warm-up ends at {d['warmup_s']} s.
+warm-up ends at {d['warmup_s']} s. Load average at the end: {d['load_average_end']} (the
+machine was shared with other work).
 
 Outcome: **{'passed' if d['passed'] else 'FAILED: ' + '; '.join(d['problems'])}**. 5xx answers:
 {d['five_hundreds']}; webhook events committed {d['committed_events']}, lost

@@ -36,7 +36,7 @@ import psycopg2
 from tests.support.api import make_key, make_workspace
 from tests.support.private import PrivatePostgres, PrivateRabbit
 from tests.support.processes import SERVICES, System
-from tests.webhooks.support import Receiver
+from tests.webhooks.support import PartSystem, Receiver
 
 REQUEST_TIMEOUT_S = 10.0
 WRITERS = 4
@@ -87,8 +87,11 @@ class Outcome:
 class Drills:
     """The private servers, the system, a workspace with a receiver; one drill at a time."""
 
-    def __init__(self, replicas: dict[str, int] | None = None) -> None:
+    def __init__(self, replicas: dict[str, int] | None = None,
+                 services: tuple[str, ...] | None = None) -> None:
+        """Every service (two gateways by default), or only `services` (one process each)."""
         self.replicas = replicas or {"gateway": 2}
+        self.services = services
         self.pg: PrivatePostgres | None = None
         self.mq: PrivateRabbit | None = None
         self.system: System | None = None
@@ -97,6 +100,7 @@ class Drills:
         self.key = ""
         self.workspace_id = ""
         self.http: aiohttp.ClientSession | None = None
+        self.seen_while_down: dict[str, tuple[int, dict[str, str], Any]] = {}
 
     async def __aenter__(self) -> Drills:
         try:
@@ -112,7 +116,11 @@ class Drills:
         await asyncio.gather(asyncio.to_thread(self.pg.start), asyncio.to_thread(self.mq.start))
         url = await asyncio.to_thread(self.pg.create_database)
         await self.receiver.start()
-        self.system = System(url, f"imsdrill{secrets.token_hex(4)}", replicas=self.replicas,
+        kind: Any = System
+        kw: dict[str, Any] = {"replicas": self.replicas}
+        if self.services is not None:
+            kind, kw = PartSystem, {"services": self.services}
+        self.system = kind(url, f"imsdrill{secrets.token_hex(4)}", **kw,
                              env_overrides={"AMQP_URL": self.mq.url,
                                             "WEBHOOK_RETRY_SCHEDULE": "0,1,1,2,5",
                                             "WEBHOOK_TIMEOUT_S": "2", "LOG_LEVEL": "info"})
@@ -173,8 +181,8 @@ class Drills:
 
     def _endpoints(self) -> list[tuple[str, str]]:
         assert self.system is not None
-        return [(f"{svc}-{i}", f"http://127.0.0.1:{port}/readyz")
-                for svc in SERVICES for i, port in enumerate(self.system.ports[svc])]
+        return [(f"{svc}-{i}", f"http://127.0.0.1:{self.system.ports[svc][i]}/readyz")
+                for svc in SERVICES for i in range(len(self.system.procs.get(svc, [])))]
 
     async def _ready(self, url: str) -> bool:
         assert self.http is not None
@@ -257,9 +265,17 @@ class Drills:
     # ---- the faults ----------------------------------------------------------------------
 
     async def restart_postgres(self) -> None:
-        assert self.pg is not None
+        assert self.pg is not None and self.http is not None and self.system is not None
         await asyncio.to_thread(self.pg.stop, "fast")
-        await asyncio.sleep(2.0)  # down long enough for every process to notice
+        await asyncio.sleep(1.0)  # down long enough for every process to notice
+        # What a client and a probe see meanwhile: a read through the gateway, the ideas
+        # service's readiness.
+        async with self.http.get(self.system.base_url + "/api/v1/ideas",
+                                 headers={"Authorization": f"Bearer {self.key}"}) as r:
+            self.seen_while_down["read"] = (r.status, dict(r.headers), await r.json())
+        async with self.http.get(self.system.service_url("ideas") + "/readyz") as r:
+            self.seen_while_down["ready"] = (r.status, dict(r.headers), await r.json())
+        await asyncio.sleep(1.0)
         await asyncio.to_thread(self.pg.start)
 
     async def restart_rabbitmq(self) -> None:
