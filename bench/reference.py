@@ -81,13 +81,16 @@ def compare(system: System, sys_pids: list[int], ref: str, ref_pids: list[int],
         for _ in range(ROUNDS):
             a = measured(ref, paths, headers, ref_pids, WRK_SECONDS)
             b = measured(system.base_url, paths, headers, sys_pids, WRK_SECONDS)
-            rounds.append({"reference": a, "system": b, "ratio": round(b["rps"] / a["rps"], 3)})
+            rounds.append({"reference": a, "system": b, "ratio": round(b["rps"] / a["rps"], 3),
+                           "cpu_ratio": round(a["cpu_us_per_request"]
+                                              / max(1, b["cpu_us_per_request"]), 3)})
         mid = sorted(rounds, key=lambda r: r["ratio"])[len(rounds) // 2]
+        cpu_ratio = sorted(r["cpu_ratio"] for r in rounds)[len(rounds) // 2]
         rate = round(mid["system"]["rps"] / 2)
         paced = [paced_run(system.base_url + paths[0], headers, rate=rate,
                            duration_s=PACED_SECONDS, paths=[system.base_url + p for p in paths[:500]])
                  for _ in range(3)]
-        out[name] = {"ratio": mid["ratio"], "rounds": rounds,
+        out[name] = {"ratio": mid["ratio"], "cpu_ratio": cpu_ratio, "rounds": rounds,
                      "system_rps": mid["system"]["rps"], "reference_rps": mid["reference"]["rps"],
                      "cpu_us": {"system": mid["system"]["cpu_us_per_request"],
                                 "reference": mid["reference"]["cpu_us_per_request"]},
@@ -216,23 +219,28 @@ def markdown(r: dict[str, Any]) -> str:
         f"{r['rounds']} rounds of reference then system, {r['wrk_seconds']} s each; ratio = "
         "median of the round-pair ratios. Paced: half the system's capacity, median of 3 runs. "
         "CPU: user+system of the gateway and ideas processes (system) or of the proxy and "
-        "server (reference), per request.\n",
-        "| code | call | ratio (aim) | system rps | reference rps | CPU us/req system / "
-        "reference | paced rps | paced p50 / p99 ms | paced errors |",
-        "|---|---|---|---|---|---|---|---|---|"]
+        "server (reference), per request, in the median-ratio round; CPU ratio = median over "
+        "the rounds of reference CPU per request / system CPU per request (the same ratio as "
+        "throughput on an otherwise idle machine, and far less moved by other work on a shared "
+        "one).\n",
+        "| code | call | ratio (aim) | CPU ratio | system rps | reference rps | CPU us/req "
+        "system / reference | paced rps | paced p50 / p99 ms | paced errors |",
+        "|---|---|---|---|---|---|---|---|---|---|"]
     for run in ("before", "after"):
         if run not in r:
             continue
         for call, c in r[run].items():
             p = c["paced"]
             lines.append(
-                f"| {run} | {call} | **{c['ratio']:.2f}** ({AIM[call]}) | {c['system_rps']:.0f} "
+                f"| {run} | {call} | **{c['ratio']:.2f}** ({AIM[call]}) | {c['cpu_ratio']:.2f} "
+                f"| {c['system_rps']:.0f} "
                 f"| {c['reference_rps']:.0f} | {c['cpu_us']['system']} / {c['cpu_us']['reference']} "
                 f"| {c['paced_rate_rps']} | {p['p50_ms']:.1f} / {p['p99_ms']:.1f} | {p['errors']} |")
     for run in ("before", "after"):
         for call, c in r.get(run, {}).items():
             ratios = ", ".join(f"{x['ratio']:.2f}" for x in c["rounds"])
-            lines.append(f"\n{run} {call}, every round's ratio: {ratios}")
+            cpu = ", ".join(f"{x['cpu_ratio']:.2f}" for x in c["rounds"])
+            lines.append(f"\n{run} {call}, every round's ratio: {ratios}; CPU ratio: {cpu}")
     return "\n".join(lines) + "\n"
 
 
@@ -241,10 +249,10 @@ def markdown(r: dict[str, Any]) -> str:
 def _server(port: int, dsn: str, workspace_id: str) -> None:
     import uuid
 
-    import aiopg
     from aiohttp import web
 
     from libs.api.ideas.requests import ListIdeasQuery
+    from libs.common import db
     from services.ideas import listing, prepared
     from services.ideas.render import DETAIL_JSON
 
@@ -253,7 +261,7 @@ def _server(port: int, dsn: str, workspace_id: str) -> None:
     first_page = ListIdeasQuery.model_validate({"limit": 25})
 
     async def pool_ctx(app: web.Application) -> Any:
-        app["pool"] = await aiopg.create_pool(dsn, minsize=1, maxsize=10)
+        app["pool"] = await db.create_pool(dsn, minsize=1, maxsize=10)  # as every process's
         yield
         app["pool"].close()
         await app["pool"].wait_closed()
