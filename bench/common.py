@@ -121,6 +121,39 @@ async def running_system(replicas: dict[str, int] | None = None,
         drop_database(url)
 
 
+async def start_system(url: str, root: Path = ROOT, replicas: dict[str, int] | None = None,
+                       env: dict[str, str] | None = None) -> System:
+    """Every service as its own process on an existing database (`root`: the source tree)."""
+    system = System(url, f"imsbench{secrets.token_hex(4)}", root=root, replicas=replicas or {},
+                    env_overrides={"LOG_LEVEL": "info", **(env or {})})
+    system.start()
+    await system.wait_ready(timeout=90)
+    return system
+
+
+async def stop_system(system: System) -> None:
+    system.stop()
+    await delete_queues(system.amqp_prefix)
+
+
+async def wait_http(url: str, timeout: float = 30.0) -> None:
+    """Until `url` answers 200."""
+    import aiohttp
+
+    deadline = time.monotonic() + timeout
+    async with aiohttp.ClientSession() as s:
+        while True:
+            try:
+                async with s.get(url) as r:
+                    if r.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(url)
+            await asyncio.sleep(0.1)
+
+
 def seed_ideas(system: System, workspace_id: str, ideas: int, customers: int,
                sample: int) -> tuple[dict[str, Any], float, list[str]]:
     """`ideasctl seed` into the workspace, then VACUUM ANALYZE so plans see the data.
@@ -272,6 +305,7 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
 # ---- results ------------------------------------------------------------------------------
 
 def write_results(area: str, data: dict[str, Any], markdown: str) -> None:
+    """bench/results/<area>.json and .md."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{area}.json").write_text(json.dumps(data, indent=2) + "\n")
     (RESULTS / f"{area}.md").write_text(markdown.rstrip() + "\n")

@@ -11,12 +11,11 @@ a gateway) also run in `make test` (tests/drills).
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import time
 from typing import Any
 
-from bench.common import RESULTS
+from bench.common import write_results
 from bench.reference import machine
 from tests.support.drills import Drills, Outcome
 
@@ -48,9 +47,7 @@ async def main() -> dict[str, Any]:
     data = {"machine": machine(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "command": "make drills", "seconds": round(time.monotonic() - started),
             "drills": results, "passed": all(r["passed"] for r in results)}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "drills.json").write_text(json.dumps(data, indent=2) + "\n")
-    (RESULTS / "drills.md").write_text(markdown(data))
+    write_results("drills", data, markdown(data))
     print(markdown(data))
     return data
 

@@ -17,12 +17,11 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 import uuid
 from typing import Any
 
-from bench.common import (ROOT, new_workspace, paced_run, running_system, wrk_run,
-                          write_results)
+from bench.common import (ROOT, new_workspace, paced_run, running_system, wait_http,
+                          wrk_run, write_results)
 from libs.common.caller import Caller
 from tests.support.processes import free_port
 
@@ -57,23 +56,6 @@ def _start_standin(port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
                             stderr=subprocess.DEVNULL)
 
 
-async def _wait_http(url: str, timeout: float = 20.0) -> None:
-    import aiohttp
-
-    deadline = time.monotonic() + timeout
-    async with aiohttp.ClientSession() as s:
-        while True:
-            try:
-                async with s.get(url) as r:
-                    if r.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError(url)
-            await asyncio.sleep(0.1)
-
-
 async def main() -> dict[str, Any]:
     real = _real_route()
     standin_port = free_port()
@@ -82,7 +64,7 @@ async def main() -> dict[str, Any]:
         standin = None
         if not real:
             standin = _start_standin(standin_port, system.env())
-            await _wait_http(f"http://127.0.0.1:{standin_port}/readyz")
+            await wait_http(f"http://127.0.0.1:{standin_port}/readyz")
         try:
             result = await asyncio.to_thread(_measure, system, real, standin_port)
         finally:

@@ -20,7 +20,6 @@ import csv
 import json
 import os
 import random
-import secrets
 import signal
 import subprocess
 import sys
@@ -32,11 +31,10 @@ from typing import Any
 import aiohttp
 import psycopg2
 
-from bench.common import RESULTS, seed_ideas
+from bench.common import seed_ideas, start_system, stop_system, write_results
 from bench.reference import machine
 from tests.support.api import make_key, make_workspace
-from tests.support.processes import (LOG_DIR, SERVICES, System, create_database, delete_queues,
-                                     drop_database, free_port)
+from tests.support.processes import (LOG_DIR, SERVICES, System, create_database, drop_database, free_port)
 
 ROOT = Path(__file__).resolve().parents[1]
 IDEAS = int(os.environ.get("BENCH_LOAD_IDEAS", "20000"))
@@ -115,16 +113,7 @@ def _receiver(port: int, out: str) -> None:
 # ---- the system and its workspace ---------------------------------------------------------
 
 async def start(replicas: int, url: str) -> System:
-    system = System(url, f"imsbench{secrets.token_hex(4)}",
-                    replicas={svc: replicas for svc in SERVICES}, env_overrides=ENV)
-    system.start()
-    await system.wait_ready(timeout=90)
-    return system
-
-
-async def stop(system: System) -> None:
-    system.stop()
-    await delete_queues(system.amqp_prefix)
+    return await start_system(url, replicas={svc: replicas for svc in SERVICES}, env=ENV)
 
 
 async def prepare(system: System, receiver: ReceiverProcess) -> dict[str, Any]:
@@ -251,7 +240,7 @@ async def capacity(replicas: int, url: str, receiver: ReceiverProcess) -> dict[s
         await asyncio.to_thread(run_locust, spec, USERS, WARMUP_S, watch)
         result = await asyncio.to_thread(run_locust, spec, USERS, SECONDS, watch)
     finally:
-        await stop(system)
+        await stop_system(system)
     result["replicas"] = replicas
     result["load_average_end"] = [round(v, 1) for v in os.getloadavg()]
     result["five_hundreds"] = five_hundreds(result["statuses"])
@@ -272,9 +261,7 @@ async def main() -> dict[str, Any]:
     data = {"machine": machine(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "command": "make bench-load", "ideas": IDEAS, "users": USERS, "seconds": SECONDS,
             "runs": runs}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "load.json").write_text(json.dumps(data, indent=2) + "\n")
-    (RESULTS / "load.md").write_text(markdown(data))
+    write_results("load", data, markdown(data))
     print(markdown(data))
     return data
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import secrets
 import subprocess
 import sys
 import tempfile
@@ -33,9 +32,9 @@ from typing import Any
 
 import aiohttp
 
-from bench.common import (ROOT, new_workspace, paced_run, seed_ideas, wrk_run, write_results)
-from tests.support.processes import (LOG_DIR, System, create_database, delete_queues,
-                                     drop_database, free_port)
+from bench.common import (ROOT, new_workspace, paced_run, seed_ideas, start_system, stop_system,
+                          wait_http, wrk_run, write_results)
+from tests.support.processes import (LOG_DIR, System, create_database, drop_database, free_port)
 
 IDEAS = int(os.environ.get("BENCH_IDEAS", "100000"))
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "64"))
@@ -103,19 +102,6 @@ def pids_of(system: System) -> list[int]:
     return [system.procs["gateway"][0].pid, system.procs["ideas"][0].pid]
 
 
-async def start_system(url: str, root: Path) -> System:
-    system = System(url, f"imsbench{secrets.token_hex(4)}", root=root,
-                    env_overrides={"LOG_LEVEL": "info"})
-    system.start()
-    await system.wait_ready(timeout=60)
-    return system
-
-
-async def stop_system(system: System) -> None:
-    system.stop()
-    await delete_queues(system.amqp_prefix)
-
-
 def start_reference(database_url: str, workspace_id: str) -> tuple[str, list[subprocess.Popen[bytes]]]:
     server_port, proxy_port = free_port(), free_port()
     LOG_DIR.mkdir(parents=True, exist_ok=True)
@@ -127,21 +113,6 @@ def start_reference(database_url: str, workspace_id: str) -> tuple[str, list[sub
                               stderr=log)]
     log.close()
     return f"http://127.0.0.1:{proxy_port}", procs
-
-
-async def wait_http(url: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    async with aiohttp.ClientSession() as s:
-        while True:
-            try:
-                async with s.get(url) as r:
-                    if r.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError(url)
-            await asyncio.sleep(0.2)
 
 
 async def main() -> dict[str, Any]:

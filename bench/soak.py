@@ -20,9 +20,8 @@ from typing import Any
 
 import psycopg2
 
-from bench.common import RESULTS
-from bench.load import (ReceiverProcess, USERS, five_hundreds, pids, prepare, run_locust, start,
-                        stop)
+from bench.common import RESULTS, stop_system, write_results
+from bench.load import (ReceiverProcess, USERS, five_hundreds, pids, prepare, run_locust, start)
 from bench.reference import machine
 from tests.support.processes import create_database, drop_database
 
@@ -78,7 +77,7 @@ async def main() -> dict[str, Any]:
                     break
                 await asyncio.sleep(1)
         finally:
-            await stop(system)
+            await stop_system(system)
     finally:
         receiver.stop()
         await asyncio.to_thread(drop_database, url)
@@ -105,9 +104,7 @@ async def main() -> dict[str, Any]:
             "duplicate_events": got.get("duplicates", 0), "five_hundreds": errors5,
             "problems": problems, "passed": not problems,
             "load_average_end": [round(v, 1) for v in os.getloadavg()]}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "soak.json").write_text(json.dumps(data, indent=2) + "\n")
-    (RESULTS / "soak.md").write_text(markdown(data))
+    write_results("soak", data, markdown(data))
     print(markdown(data))
     return data
 
