@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export VENV_BIN := $(abspath $(BIN))
 
-.PHONY: venv tools runtimes run test fuzz bench lint lint-format clean
+.PHONY: venv tools runtimes run test fuzz bench bench-load soak drills lint lint-format clean
 
 venv: $(VENV)/.installed
 
@@ -42,6 +42,20 @@ fuzz: venv
 
 bench: venv
 	VENV_BIN=$(abspath $(BIN)) bash scripts/test_env.sh $(BIN)/python -m bench
+
+# The realistic mix with Locust, 1 and 2 replicas (bench/load.py); the soak at 70% of capacity,
+# SOAK_SECONDS long (default 600) (bench/soak.py).
+bench-load: venv
+	VENV_BIN=$(abspath $(BIN)) bash scripts/test_env.sh $(BIN)/python -m bench.load
+
+SOAK_SECONDS ?= 600
+soak: venv
+	SOAK_SECONDS=$(SOAK_SECONDS) VENV_BIN=$(abspath $(BIN)) bash scripts/test_env.sh \
+		$(BIN)/python -m bench.soak
+
+# Fault drills on private PostgreSQL and RabbitMQ (bench/drills.py); the quick ones are in `make test`.
+drills: venv
+	VENV_BIN=$(abspath $(BIN)) bash scripts/test_env.sh $(BIN)/python -m bench.drills
 
 # Pyflakes-level checks (unused names, undefined names, imports; ruff is fetched on first use),
 # then the type check of services and libs (mypy, pinned in the dev extras; pyproject.toml).

@@ -121,6 +121,39 @@ async def running_system(replicas: dict[str, int] | None = None,
         drop_database(url)
 
 
+async def start_system(url: str, root: Path = ROOT, replicas: dict[str, int] | None = None,
+                       env: dict[str, str] | None = None) -> System:
+    """Every service as its own process on an existing database (`root`: the source tree)."""
+    system = System(url, f"imsbench{secrets.token_hex(4)}", root=root, replicas=replicas or {},
+                    env_overrides={"LOG_LEVEL": "info", **(env or {})})
+    system.start()
+    await system.wait_ready(timeout=90)
+    return system
+
+
+async def stop_system(system: System) -> None:
+    system.stop()
+    await delete_queues(system.amqp_prefix)
+
+
+async def wait_http(url: str, timeout: float = 30.0) -> None:
+    """Until `url` answers 200."""
+    import aiohttp
+
+    deadline = time.monotonic() + timeout
+    async with aiohttp.ClientSession() as s:
+        while True:
+            try:
+                async with s.get(url) as r:
+                    if r.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(url)
+            await asyncio.sleep(0.1)
+
+
 def seed_ideas(system: System, workspace_id: str, ideas: int, customers: int,
                sample: int) -> tuple[dict[str, Any], float, list[str]]:
     """`ideasctl seed` into the workspace, then VACUUM ANALYZE so plans see the data.
@@ -161,12 +194,18 @@ def _ms(text: str) -> float:
 
 
 def wrk_run(url: str, headers: dict[str, str], duration_s: int = 10, connections: int = 32,
-            method: str = "GET", body: bytes | None = None, threads: int = 1) -> dict[str, Any]:
-    """Flat-out load with wrk; {"rps", "p50_ms", "p99_ms", "requests", "errors"}."""
+            method: str = "GET", body: bytes | None = None, threads: int = 1,
+            paths: list[str] | None = None) -> dict[str, Any]:
+    """Flat-out load with wrk; {"rps", "p50_ms", "p99_ms", "requests", "errors"}.
+    With `paths`, each request goes to one of them (at random) on `url`'s host."""
     lines = [f'wrk.method = "{method}"']
     lines += [f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in headers.items()]
     if body is not None:
         lines.append(f"wrk.body = {json.dumps(body.decode())}")
+    if paths:
+        lines.append("local paths = {" + ",".join(json.dumps(p) for p in paths) + "}")
+        lines.append("request = function() return wrk.format(nil, paths[math.random(#paths)])"
+                     " end")
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write("\n".join(lines) + "\n")
         script = f.name
@@ -182,7 +221,9 @@ def wrk_run(url: str, headers: dict[str, str], duration_s: int = 10, connections
     sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
     return {
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),  # type: ignore[union-attr]
-        "p50_ms": _ms(pct["50"]), "p99_ms": _ms(pct["99"]),
+        # no distribution when nothing came back in time
+        "p50_ms": _ms(pct["50"]) if "50" in pct else None,
+        "p99_ms": _ms(pct["99"]) if "99" in pct else None,
         "requests": int(re.search(r"(\d+) requests in", out).group(1)),  # type: ignore[union-attr]
         "errors": (int(non2xx.group(1)) if non2xx else 0)
         + (sum(int(g) for g in sock.groups()) if sock else 0),
@@ -194,13 +235,14 @@ def wrk_run(url: str, headers: dict[str, str], duration_s: int = 10, connections
 
 def paced_run(url: str, headers: dict[str, str], rate: float, duration_s: float = 10.0,
               method: str = "GET", body: bytes | None = None,
-              max_in_flight: int = 2000) -> dict[str, Any]:
-    """Offer `rate` requests/s for `duration_s` from a separate process; latency percentiles."""
-    spec = json.dumps({"url": url, "headers": headers, "rate": rate, "duration_s": duration_s,
+              max_in_flight: int = 2000, paths: list[str] | None = None) -> dict[str, Any]:
+    """Offer `rate` requests/s for `duration_s` from a separate process; latency percentiles.
+    With `paths` (full URLs), the requests go to them in turn instead of to `url`."""
+    spec = json.dumps({"url": url, "urls": paths or [url], "headers": headers, "rate": rate, "duration_s": duration_s,
                        "method": method, "body": body.decode() if body else None,
                        "max_in_flight": max_in_flight})
-    out = subprocess.run([sys.executable, "-m", "bench.common", "paced", spec], cwd=ROOT,
-                         check=True, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "bench.common", "paced", "-"], cwd=ROOT,
+                         input=spec, check=True, capture_output=True, text=True,
                          timeout=duration_s + 60).stdout
     return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
@@ -219,11 +261,13 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
     timeout = aiohttp.ClientTimeout(total=30)
     async with aiohttp.ClientSession(connector=conn, timeout=timeout) as session:
 
-        async def one(scheduled: float) -> None:
+        urls = spec.get("urls") or [spec["url"]]
+
+        async def one(scheduled: float, i: int = 0) -> None:
             nonlocal errors
             async with limit:
                 try:
-                    async with session.request(spec["method"], spec["url"], data=body,
+                    async with session.request(spec["method"], urls[i % len(urls)], data=body,
                                                headers=spec["headers"]) as r:
                         await r.read()
                         ok = r.status < 400
@@ -247,7 +291,7 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
                 await asyncio.sleep(delay)
             elif delay < -0.005:
                 late_starts += 1
-            tasks.append(asyncio.create_task(one(scheduled)))
+            tasks.append(asyncio.create_task(one(scheduled, i)))
         await asyncio.gather(*tasks)
         elapsed = time.perf_counter() - start
     return {"offered_rps": rate, "sent": total, "ok": len(latencies), "errors": errors,
@@ -261,6 +305,7 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
 # ---- results ------------------------------------------------------------------------------
 
 def write_results(area: str, data: dict[str, Any], markdown: str) -> None:
+    """bench/results/<area>.json and .md."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{area}.json").write_text(json.dumps(data, indent=2) + "\n")
     (RESULTS / f"{area}.md").write_text(markdown.rstrip() + "\n")
@@ -268,7 +313,7 @@ def write_results(area: str, data: dict[str, Any], markdown: str) -> None:
 
 def _main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "paced":
-        coro = _paced(json.loads(sys.argv[2]))
+        coro = _paced(json.loads(sys.stdin.read() if sys.argv[2] == "-" else sys.argv[2]))
         try:
             import uvloop
 

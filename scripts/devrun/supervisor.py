@@ -36,6 +36,9 @@ READY_WARN_S = 60.0
 LINE_LIMIT = 1 << 20
 
 
+PUMP_CHUNK = 1 << 16
+
+
 def restart_delay(quick_exits: int) -> float | None:
     """Seconds to wait before a restart after `quick_exits` quick exits in a row; None: give up."""
     if quick_exits >= GIVE_UP_AFTER:
@@ -59,6 +62,12 @@ class Output:
     def line(self, name: str, data: bytes) -> None:
         prefix = f"{name:<{self._width}} | ".encode()
         self._stream.write(prefix + data + (b"" if data.endswith(b"\n") else b"\n"))
+        self._stream.flush()
+
+    def lines(self, name: str, lines: list[bytes]) -> None:
+        """Several whole lines (without their newline) of one process, in one write."""
+        prefix = f"{name:<{self._width}} | ".encode()
+        self._stream.write(b"".join(prefix + data + b"\n" for data in lines))
         self._stream.flush()
 
     def note(self, text: str) -> None:
@@ -227,18 +236,24 @@ class Supervisor:
         return True
 
     async def _pump(self, child: Child) -> None:
+        # Whatever the pipe holds at once, written in one go: one read, one write and one flush
+        # for many lines under load, instead of one of each a line (a sixth of a core at 1,000
+        # lines a second).
         assert child.proc is not None and child.proc.stdout is not None
         reader = child.proc.stdout
+        rest = b""
         while True:
-            try:
-                data = await reader.readuntil(b"\n")
-            except asyncio.IncompleteReadError as err:
-                data = err.partial  # the last line had no newline; empty at the end
-            except asyncio.LimitOverrunError as err:
-                data = await reader.read(err.consumed)  # a huge line: pass it on in pieces
-            if not data:
+            chunk = await reader.read(PUMP_CHUNK)
+            if not chunk:  # the end: the last line may have had no newline
+                if rest:
+                    self.output.lines(child.process.name, [rest])
                 return
-            self.output.line(child.process.name, data)
+            *whole, rest = (rest + chunk).split(b"\n")
+            if len(rest) >= PUMP_CHUNK:  # a huge line: pass it on in pieces
+                whole.append(rest)
+                rest = b""
+            if whole:
+                self.output.lines(child.process.name, whole)
 
     async def _drain(self, child: Child) -> None:
         # Output may still be in the pipe; something it left running may hold the pipe open.

@@ -17,6 +17,7 @@ from libs.common.errors import (ApiError, InsufficientScope, InvalidKey, NotFoun
                                 PayloadTooLarge, PlanRequired, RateLimited, Unauthorized)
 from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, create_app, json_response,
                              method_not_allowed, pg_context)
+from libs.common.unavailable import DatabaseUnavailable, database_down
 
 from . import idempotency, ratelimit
 from .auth import KeyInfo, KeyStore, bearer_token, key_digest
@@ -82,6 +83,10 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
     except (asyncio.CancelledError, web.HTTPException):
         raise
     except Exception as err:
+        if database_down(err):  # 503 with the rate headers (libs/common/unavailable.py)
+            log.warning("database_unavailable", method=request.method, path=path,
+                        error=repr(err))
+            raise DatabaseUnavailable(headers={**verdict.headers(), "Retry-After": "1"}) from err
         # Logged here, once, so that even this answer carries the rate headers.
         log.exception("unhandled_error", method=request.method, path=path)
         raise ApiError(f"Internal server error (request {request[REQUEST_ID]})",

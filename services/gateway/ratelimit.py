@@ -3,7 +3,9 @@
 An atomic upsert (`count = count + n ... RETURNING count`) gives every request its own ordinal
 in the window, so the count is exact under any concurrency: the (N+1)th request of a window is
 refused, whichever replica gets it. The table is unlogged (migration 0002): no disk flush while
-the hot row is locked.
+the hot row is locked. Far from its limit, a replica reserves ordinals in blocks and hands them
+out without a round trip (`SharedCounter`): never more admitted than the limit, at most a
+bounded few refused early.
 """
 
 from __future__ import annotations
@@ -47,18 +49,30 @@ _PREPARE = """
 
 
 class SharedCounter:
-    """Per-window counters in PostgreSQL, with concurrent hits on one bucket coalesced.
+    """Per-window counters in PostgreSQL, with concurrent hits on one bucket coalesced and, on
+    a bucket far from its limit, ordinals reserved in blocks.
 
     Hits on a bucket that arrive together (in one turn of the event loop, or while
     `IN_FLIGHT` statements on that bucket are already out) are added in one statement
     (`count = count + n RETURNING count`), and each gets its own number `count - n + 1 ..
-    count`. Every hit still gets a distinct ordinal from the database's atomic counter, so the
-    (limit+1)th hit of a window is refused whichever replica took it: exactly as exact as one
-    statement per hit, with far fewer round trips. A few statements per bucket may be out at
-    once, so one slow round trip does not hold up every request behind it.
+    count`. A few statements per bucket may be out at once, so one slow round trip does not
+    hold up every request behind it.
+
+    Blocks: when the window's count is far below the limit, a statement reserves more ordinals
+    than it has waiters (`count + b`), and this replica hands the rest out locally, with no
+    round trip, to the hits that follow. The block starts at what is waiting, doubles with each
+    statement in a window, and is never more than `BLOCK_MAX` nor more than 1/`BLOCK_SHARE` of
+    what the last statement saw left of the limit: near the limit every hit is counted in the
+    database again, and a limit under `BLOCK_SHARE` * 2 is always counted hit by hit. Every
+    ordinal is still handed out once across replicas, so no window ever admits more than its
+    limit; what a replica reserved and did not use before the window ended is lost, so a window
+    may refuse at most min(`BLOCK_MAX`, 1/`BLOCK_SHARE` of the limit) hits per replica early
+    (docs/gateway.md).
     """
 
     IN_FLIGHT = 4
+    BLOCK_MAX = 256
+    BLOCK_SHARE = 64
 
     def __init__(self, pool: aiopg.Pool) -> None:
         self.pool = pool
@@ -69,9 +83,33 @@ class SharedCounter:
         # Buckets whose window is known to be used up (window start, limit): a client
         # hammering past its limit costs the database nothing more until the window ends.
         self._full: dict[str, tuple[float, int]] = {}
+        # Reserved ordinals not handed out yet, by bucket: (window start, [[next, last], ...]).
+        self._spare: dict[str, tuple[float, list[list[int]]]] = {}
+        # The next block to reserve, by bucket: (window start, size).
+        self._block: dict[str, tuple[float, int]] = {}
+        self._limits: dict[str, int] = {}
 
-    async def add(self, bucket: str, window_start: float) -> int:
+    def _take_spare(self, bucket: str, window_start: float) -> int | None:
+        spare = self._spare.get(bucket)
+        if spare is None or spare[0] != window_start:
+            return None
+        ranges = spare[1]
+        while ranges:
+            span = ranges[0]
+            if span[0] <= span[1]:
+                n = span[0]
+                span[0] += 1
+                return n
+            ranges.pop(0)
+        return None
+
+    async def add(self, bucket: str, window_start: float, limit: int | None = None) -> int:
         """Count one hit; return its ordinal in the window (1 for the first)."""
+        n = self._take_spare(bucket, window_start)
+        if n is not None:
+            return n
+        if limit is not None:
+            self._limits[bucket] = limit
         key = (bucket, window_start)
         fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._pending.setdefault(key, []).append(fut)
@@ -86,6 +124,22 @@ class SharedCounter:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def _block_size(self, key: tuple[str, float], waiting: int) -> int:
+        bucket, start = key
+        block = self._block.get(bucket)
+        size = block[1] if block is not None and block[0] == start else 1
+        return max(waiting, size)
+
+    def _reserved(self, key: tuple[str, float], asked: int, total: int) -> None:
+        """After a statement of `asked` ordinals ending at `total`: the next block's size."""
+        bucket, start = key
+        limit = self._limits.get(bucket, 0)
+        cap = min(self.BLOCK_MAX, (limit - total) // self.BLOCK_SHARE)
+        if len(self._block) > 100_000:
+            self._block.clear()
+            self._spare.clear()
+        self._block[bucket] = (start, max(1, min(asked * 2, cap)))
+
     async def _flush(self, key: tuple[str, float]) -> None:
         # Runs a turn after it was scheduled: every hit of that turn goes in this batch.
         self._scheduled.discard(key)
@@ -93,25 +147,43 @@ class SharedCounter:
         if not batch:
             return
         self._in_flight[key] = self._in_flight.get(key, 0) + 1
+        asked = self._block_size(key, len(batch))
         try:
-            total = await self._upsert(key, len(batch))
-        except Exception as err:  # each waiter hears of it (and answers 500)
+            total = await self._upsert(key, asked)
+        except Exception as err:  # each waiter hears of it (and answers 503 or 500)
             for f in batch:
                 if not f.done():
                     f.set_exception(err)
         else:
-            first = total - len(batch) + 1
+            first = total - asked + 1
             for i, f in enumerate(batch):
                 if not f.done():  # a waiter whose client left is still counted
                     f.set_result(first + i)
+            self._reserved(key, asked, total)
+            if asked > len(batch):
+                bucket, start = key
+                spare = self._spare.get(bucket)
+                if spare is None or spare[0] != start:
+                    spare = self._spare[bucket] = (start, [])
+                spare[1].append([first + len(batch), total])
         finally:
             left = self._in_flight[key] - 1
             if left:
                 self._in_flight[key] = left
             else:
                 del self._in_flight[key]
-            if self._pending.get(key):
+            waiting = self._pending.get(key)
+            while waiting:  # hits that came meanwhile take what was reserved first
+                n = self._take_spare(*key)
+                if n is None:
+                    break
+                f = waiting.pop(0)
+                if not f.done():
+                    f.set_result(n)
+            if waiting:
                 self._schedule(key)
+            elif key in self._pending:
+                del self._pending[key]
 
     async def _upsert(self, key: tuple[str, float], n: int) -> int:
         bucket, start = key
@@ -143,7 +215,7 @@ class SharedCounter:
         if self._full.get(bucket) == (start, limit):
             count = limit + 1  # refused without a round trip: the count only grows
         else:
-            count = await self.add(bucket, start)
+            count = await self.add(bucket, start, limit)
             if count >= limit:
                 if len(self._full) > 100_000:
                     self._full.clear()

@@ -13,8 +13,10 @@ import structlog
 from aiohttp import web
 from prometheus_client import Counter, Histogram
 
+from ..accesslog import access_log
 from ..caller import H_REQUEST_ID, H_TOKEN, Caller, caller_from_headers
 from ..errors import ApiError, MethodNotAllowed, NotFound, PayloadTooLarge, Unauthorized
+from ..unavailable import DatabaseUnavailable, database_down
 from .keys import CALLER, OPEN_PATHS, PROCESS, REQUEST_ID
 from .responses import error_response
 
@@ -64,8 +66,7 @@ async def context_middleware(request: web.Request, handler: Callable[[web.Reques
             label = route_label(request)
             REQUESTS.labels(process, request.method, label, str(status)).inc()
             LATENCY.labels(process, label).observe(elapsed)
-            log.info("request", method=request.method, path=request.path, status=status,
-                     duration_ms=round(elapsed * 1000, 2))
+            access_log().request(request.method, request.path, status, elapsed)
 
 
 @web.middleware
@@ -88,7 +89,11 @@ async def error_middleware(request: web.Request, handler: Callable[[web.Request]
         return error_response(ApiError(exc.reason), request_id)
     except asyncio.CancelledError:
         raise
-    except Exception:
+    except Exception as err:
+        if database_down(err):  # a dependency's outage: 503, retry (libs/common/unavailable.py)
+            log.warning("database_unavailable", method=request.method, path=request.path,
+                        error=repr(err))
+            return error_response(DatabaseUnavailable(), request_id)
         log.exception("unhandled_error", method=request.method, path=request.path)
         return error_response(ApiError(f"Internal server error (request {request_id})"), request_id)
 
