@@ -68,6 +68,13 @@ def _float(env: dict[str, str], name: str, default: float) -> float:
     return value
 
 
+def _fraction(env: dict[str, str], name: str, default: float) -> float:
+    value = _float(env, name, default)
+    if value > 1:
+        raise SettingsError(f"{name} must be a number from 0 to 1, got {value!r}")
+    return value
+
+
 def _bool(env: dict[str, str], name: str, default: bool) -> bool:
     raw = env.get(name, "").strip().lower()
     if not raw:
@@ -222,6 +229,10 @@ class Settings:
     retention_days: float = 30.0
     retention_interval_s: float = 3600.0
     cors_allowed_origins: tuple[str, ...] = ()
+    # Similar ideas (docs/similar.md): the automation API's meaning rule's threshold, and the
+    # threads that embed texts off the event loop.
+    duplicate_similarity: float = 0.6
+    similar_embed_threads: int = 1
 
     @property
     def internal_token(self) -> str:
@@ -325,6 +336,8 @@ class Settings:
             retention_days=_float(e, "RETENTION_DAYS", 30.0),
             retention_interval_s=_float(e, "RETENTION_INTERVAL_S", 3600.0),
             cors_allowed_origins=_origins(e),
+            duplicate_similarity=_fraction(e, "DUPLICATE_SIMILARITY", 0.6),
+            similar_embed_threads=_int(e, "SIMILAR_EMBED_THREADS", 1, 1),
         )
 
 

@@ -9,4 +9,9 @@ QUEUES: dict[str, list[str]] = {
     "webhooks": ["idea.*", "customer.*"],
     # The ideas service projects customers' ARR and links onto ideas.
     "ideas": ["customer.*", "link.*"],
+    # The customers service links a merged duplicate's customers to its primary (and unlinks
+    # them on unmerge).
+    "customers": ["merge.*"],
+    # The ideas service keeps each idea's embedding (similar ideas) current.
+    "similar": ["idea.created", "idea.updated", "idea.status_changed", "idea.deleted"],
 }

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+
 from aiohttp import web
 
 from libs.common.retention import Sweep, retention_context
@@ -9,7 +12,7 @@ from libs.common.settings import Settings
 from libs.common.web import (PG_POOL, broker_context, create_app, http_context, mount_routes,
                              pg_context, relay_context)
 
-from . import views
+from . import similar, views
 from libs.api.ideas.routes import ROUTES
 from .internal import setup_internal_routes
 
@@ -23,10 +26,30 @@ def _consumers() -> dict:  # type: ignore[type-arg]
     return dict(getattr(projection, "CONSUMERS", {}))
 
 
+SIMILAR = web.AppKey("similar", similar.Similar)
+
+
+def similar_context(index: similar.Similar) -> object:
+    """The similar-ideas index of this process: its refresher runs while the app does."""
+
+    async def ctx(app: web.Application) -> AsyncIterator[None]:
+        app[SIMILAR] = index
+        task = asyncio.create_task(index.run_refresher(app[PG_POOL]))
+        yield
+        task.cancel()
+        await asyncio.wait({task}, timeout=5.0)
+        index.close()
+
+    return ctx
+
+
 def create_ideas_app(settings: Settings) -> web.Application:
     app = create_app(settings, "ideas")
+    index = similar.Similar(settings.database_url, settings.similar_embed_threads)
+    consumers = {**_consumers(), "similar": similar.consumer(index)}
     app.cleanup_ctx.append(pg_context())
-    app.cleanup_ctx.append(broker_context(consumers=_consumers() or None, schema="ideas"))
+    app.cleanup_ctx.append(similar_context(index))  # type: ignore[arg-type]
+    app.cleanup_ctx.append(broker_context(consumers=consumers, schema="ideas"))
     app.cleanup_ctx.append(relay_context("ideas"))
     app.cleanup_ctx.append(http_context)
     # The ids of handled events are kept RETENTION_DAYS (docs/events.md).

@@ -90,6 +90,38 @@ class VoteRequest(Body):
         return value
 
 
+class MergeRequest(Body):
+    """The primary idea the path's idea (the duplicate) merges into."""
+
+    model_config = example({"intoId": ex.IDEA_ID})
+
+    intoId: UUID
+    """The primary: an idea of the workspace other than the duplicate"""
+
+
+class SimilarQuery(Query):
+    limit: int = Field(default=10, ge=1, le=50)
+    """How many ideas, 1 to 50"""
+    min_similarity: float = Field(default=0, ge=0, le=1, allow_inf_nan=False)
+    """Leave out ideas less similar than this (0 to 1)"""
+
+
+class SimilarRequest(Body):
+    """A text that is not an idea yet: its title and, optionally, its summary."""
+
+    model_config = example({"title": "Dark theme for the dashboard",
+                            "summary": "The white screens hurt at night", "limit": 5})
+
+    title: str = Field(min_length=1, max_length=500)
+    """The title to compare"""
+    summary: str | None = Field(default=None, max_length=5000)
+    """A longer description to compare with it"""
+    limit: int = Field(default=10, ge=1, le=50)
+    """How many ideas, 1 to 50"""
+    minSimilarity: float = Field(default=0, ge=0, le=1, allow_inf_nan=False)
+    """Leave out ideas less similar than this (0 to 1)"""
+
+
 class RoadmapAssignRequest(Body):
     """The stage to put the idea on, or null to take it off the roadmap."""
 
