@@ -231,7 +231,7 @@ class Settings:
     cors_allowed_origins: tuple[str, ...] = ()
     # Similar ideas (docs/similar.md): the automation API's meaning rule's threshold, and the
     # threads that embed texts off the event loop.
-    duplicate_similarity: float = 0.6
+    duplicate_similarity: float = 0.5
     similar_embed_threads: int = 1
 
     @property
@@ -336,7 +336,7 @@ class Settings:
             retention_days=_float(e, "RETENTION_DAYS", 30.0),
             retention_interval_s=_float(e, "RETENTION_INTERVAL_S", 3600.0),
             cors_allowed_origins=_origins(e),
-            duplicate_similarity=_fraction(e, "DUPLICATE_SIMILARITY", 0.6),
+            duplicate_similarity=_fraction(e, "DUPLICATE_SIMILARITY", 0.5),
             similar_embed_threads=_int(e, "SIMILAR_EMBED_THREADS", 1, 1),
         )
 

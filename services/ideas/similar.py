@@ -231,6 +231,14 @@ class Similar:
     async def search(self, cur: aiopg.Cursor, workspace_id: uuid.UUID, q: np.ndarray,
                      limit: int, min_similarity: float,
                      exclude: uuid.UUID | None = None) -> list[dict[str, Any]]:
+        """`[{"similarity", "idea": Idea}]`, most similar first."""
+        return [{"similarity": s, "idea": fragment(idea)} for _, s, idea in await self.nearest(
+            cur, workspace_id, q, limit, min_similarity, exclude)]
+
+    async def nearest(self, cur: aiopg.Cursor, workspace_id: uuid.UUID, q: np.ndarray,
+                      limit: int, min_similarity: float,
+                      exclude: uuid.UUID | None = None) -> list[tuple[uuid.UUID, float, str]]:
+        """(id, similarity, Idea JSON) of the closest live ideas, most similar first."""
         index = await self.index(workspace_id)
         loop = asyncio.get_running_loop()
         # Room for the idea itself and for rows the index has not yet seen leave.
@@ -243,8 +251,7 @@ class Similar:
             f"SELECT i.id, {IDEA_JSON}::text FROM ideas.ideas i WHERE i.workspace_id = %s"
             f" AND i.id = ANY(%s) AND {ELIGIBLE}", (workspace_id, [i for i, _ in hits]))
         ideas = {r[0]: r[1] for r in await cur.fetchall()}
-        return [{"similarity": round(s, 6), "idea": fragment(ideas[i])} for i, s in hits
-                if i in ideas][:limit]
+        return [(i, round(s, 6), ideas[i]) for i, s in hits if i in ideas][:limit]
 
     async def idea_vector(self, cur: aiopg.Cursor, workspace_id: uuid.UUID,
                           idea_id: uuid.UUID) -> np.ndarray:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import uuid
+
+import aiopg
 import orjson
 from aiohttp import web
 
@@ -222,8 +225,16 @@ async def automation_list_ideas(request: web.Request) -> web.Response:
 async def automation_create_idea(request: web.Request) -> web.Response:
     who, body = caller(request), await parse_body(request, AutomationCreateIdea)
     await ensure_workspace(request.app[PG_POOL], who.workspace_id)
+    index = _similar(request)
+    threshold = request.app[SETTINGS].duplicate_similarity
+
+    async def meaning(cur: aiopg.Cursor) -> tuple[uuid.UUID, float] | None:
+        vector = (await index.embed([idea_text(body.title, body.summary)]))[0]
+        found = await index.nearest(cur, who.workspace_id, vector, 1, threshold)
+        return (found[0][0], found[0][1]) if found else None
+
     async with db.transaction(request.app[PG_POOL]) as cur:
-        idea = await automation.create(cur, who, body)
+        idea = await automation.create(cur, who, body, meaning)
     if idea is None:
         return json_response({"status": "skipped", "reason": "Duplicate idea", "id": None})
     parsed = orjson.loads(idea)

@@ -129,3 +129,41 @@ async def test_validation_not_found_and_isolation(api: Api, new_workspace: Any) 
 
 async def _ids(api: Api, text: str) -> list[str]:
     return [o["idea"]["id"] for o in await similar_to(api, text, limit=50)]
+
+
+async def test_automation_duplicate_by_meaning(api: Api, system: Any) -> None:
+    """Automation POST /ideas: after the url and title rules, an idea at least
+    DUPLICATE_SIMILARITY alike in meaning is a duplicate: skipped, with a Signal of the measured
+    similarity on the most similar idea; deleted and merged ideas never match."""
+    A = "/api/v1/automation/ideas"
+    dark = await new_idea(api, "Dark mode for the dashboard", "A dark colour scheme")
+    pdf = await new_idea(api, "Export reports as PDF", "Download any report as a PDF file")
+    await until(lambda: _has(_ids(api, "PDF export"), pdf["id"]))
+    await until(lambda: _has(_ids(api, "Dark theme"), dark["id"]))
+    r = await api.post(A, json={"title": "Night theme for the app",
+                                "summary": "The bright white screens hurt my eyes",
+                                "source": "slack", "authorName": "Ann"})
+    assert r.status == 200 and r.json == {"status": "skipped", "reason": "Duplicate idea",
+                                          "id": None}, r.body
+    sig = (await api.get(f"{I}/{dark['id']}/signals")).data[0]
+    assert sig["platform"] == "slack" and sig["userName"] == "Ann"
+    assert 0.5 <= sig["similarity"] < 1.0
+    assert sig["content"] == "The bright white screens hurt my eyes"
+    assert (await api.get(f"{I}/{dark['id']}")).data["signalCount"] == 1
+    # Unrelated: created.
+    r = await api.post(A, json={"title": "Recurring tasks every Monday"})
+    assert r.status == 201, r.body
+    # With a url, meaning does not decide (different urls are different items).
+    r = await api.post(A, json={"title": "Night theme for the app", "url": "https://x.io/1"})
+    assert r.status == 201, r.body
+    # Deleted and merged ideas never match.
+    twin = await new_idea(api, "Keyboard shortcuts for power users")
+    await until(lambda: _has(_ids(api, "Hotkeys"), twin["id"]))
+    await api.delete(f"{I}/{twin['id']}")
+    await until(lambda: _lacks(_ids(api, "Hotkeys"), twin["id"]))
+    r = await api.post(A, json={"title": "Keyboard shortcuts for power users"})
+    assert r.status == 201, r.body  # the deleted twin did not match
+    await api.post(f"{I}/{pdf['id']}/merge", json={"intoId": dark["id"]})
+    await until(lambda: _lacks(_ids(api, "PDF export"), pdf["id"]))
+    r = await api.post(A, json={"title": "Download reports as PDF files"})
+    assert r.status == 201, r.body
