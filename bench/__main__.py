@@ -10,7 +10,7 @@ import asyncio
 import importlib
 import sys
 
-AREAS = ("gateway", "ideas", "customers", "webhooks", "analytics", "mcp", "render")
+AREAS = ("gateway", "ideas", "customers", "webhooks", "analytics", "mcp", "render", "similar")
 
 
 def main() -> None:
