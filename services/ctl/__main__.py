@@ -14,9 +14,9 @@ import psycopg2.extras
 from libs.common.migrations import migrate
 from libs.common.settings import Settings, SettingsError
 
-from . import admin, customers_commands, ideas_commands
+from . import admin, customers_commands, ideas_commands, similar_commands
 
-COMMAND_GROUPS = (ideas_commands, customers_commands)
+COMMAND_GROUPS = (ideas_commands, customers_commands, similar_commands)
 
 psycopg2.extras.register_uuid()
 

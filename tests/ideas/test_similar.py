@@ -167,3 +167,35 @@ async def test_automation_duplicate_by_meaning(api: Api, system: Any) -> None:
     await until(lambda: _lacks(_ids(api, "PDF export"), pdf["id"]))
     r = await api.post(A, json={"title": "Download reports as PDF files"})
     assert r.status == 201, r.body
+
+
+async def test_rebuild_embeds_ideas_written_by_sql(api: Api, ws: Workspace, system: Any) -> None:
+    """`ideasctl similar rebuild`: ideas written by SQL (no events) become searchable; a restart
+    would reload these rows, not recompute them."""
+    import json
+    import subprocess
+    import sys
+
+    import psycopg2
+
+    from tests.support.processes import ROOT
+
+    conn = psycopg2.connect(system.database_url)
+    with conn, conn.cursor() as cur:
+        cur.execute("INSERT INTO ideas.ideas (workspace_id, id, number, title, summary, status,"
+                    " title_key) VALUES (%s, %s, 9001, 'Gantt chart for project plans',"
+                    " 'A timeline with dependencies', 'new', 'gantt chart for project plans')",
+                    (ws.id, str(uuid.uuid4())))
+    conn.close()
+    assert not await similar_to(api, "Timeline of dependent tasks")
+    out = subprocess.run([sys.executable, "-m", "services.ctl", "similar", "rebuild",
+                          "--workspace", ws.id], cwd=ROOT, capture_output=True, text=True,
+                         env={**system.env()}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["embedded"] == 1
+
+    async def found() -> bool:
+        got = await similar_to(api, "Timeline of dependent tasks")
+        return bool(got) and got[0]["idea"]["title"] == "Gantt chart for project plans"
+
+    await until(found)
