@@ -10,7 +10,8 @@ import asyncio
 import importlib
 import sys
 
-AREAS = ("gateway", "ideas", "customers", "webhooks", "analytics", "mcp", "render", "similar")
+AREAS = ("gateway", "ideas", "customers", "webhooks", "analytics", "mcp", "render", "similar",
+         "similar_models")
 
 
 def main() -> None:

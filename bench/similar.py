@@ -34,7 +34,7 @@ import psycopg2
 
 from bench.common import Client, new_workspace, running_system, timed_loop
 from services.ideas.embedding import DIM, quantize
-from services.ideas.similar import Index, sign_bits
+from services.ideas.similar import Index
 from tests.support.processes import AMQP_URL, System
 
 RESULTS = Path(__file__).parent / "results"
