@@ -26,14 +26,11 @@ def _consumers() -> dict:  # type: ignore[type-arg]
     return dict(getattr(projection, "CONSUMERS", {}))
 
 
-SIMILAR = web.AppKey("similar", similar.Similar)
-
-
 def similar_context(index: similar.Similar) -> object:
     """The similar-ideas index of this process: its refresher runs while the app does."""
 
     async def ctx(app: web.Application) -> AsyncIterator[None]:
-        app[SIMILAR] = index
+        app[similar.SIMILAR] = index
         task = asyncio.create_task(index.run_refresher(app[PG_POOL]))
         yield
         task.cancel()

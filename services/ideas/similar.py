@@ -26,6 +26,7 @@ import aiopg
 import numpy as np
 import psycopg2
 import structlog
+from aiohttp import web
 
 from libs.common import db
 from libs.common.errors import NotFound, ServiceUnavailable
@@ -266,6 +267,9 @@ class Similar:
         if row["vector"] is not None and bytes(row["text_hash"]) == text_hash(text):
             return np.frombuffer(bytes(row["vector"]), np.int8).astype(np.float32) / 127.0
         return (await self.embed([text]))[0]
+
+
+SIMILAR = web.AppKey("similar", Similar)
 
 
 def load_index(dsn: str, workspace_id: uuid.UUID) -> tuple[Index, int]:

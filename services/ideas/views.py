@@ -108,8 +108,7 @@ async def unmerge_idea(request: web.Request) -> web.Response:
 
 
 def _similar(request: web.Request) -> similar.Similar:
-    from .app import SIMILAR
-    return request.app[SIMILAR]
+    return request.app[similar.SIMILAR]
 
 
 async def similar_to_idea(request: web.Request) -> web.Response:
