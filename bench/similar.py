@@ -1,7 +1,7 @@
 """Similar ideas benchmark (docs/similar.md), through the gateway on a system of its own.
 
 For each size in `BENCH_SIMILAR_SIZES` (default 100,000 and 1,000,000 ideas in one workspace):
-ideas are inserted in bulk by SQL and their vectors by COPY: random unit vectors (embedding a
+ideas are inserted in bulk by `ideasctl seed` (COPY) and their vectors by COPY: random unit vectors (embedding a
 million texts one by one would take hours on this machine), so these figures are latency and
 memory, not quality (quality: tests/ideas/test_similar_quality.py). Measured:
 
@@ -32,7 +32,7 @@ import aiohttp
 import numpy as np
 import psycopg2
 
-from bench.common import Client, new_workspace, running_system, timed_loop
+from bench.common import Client, new_workspace, running_system, seed_ideas, timed_loop
 from services.ideas.embedding import DIM, quantize
 from services.ideas.similar import Index
 from tests.support.processes import AMQP_URL, System
@@ -47,22 +47,13 @@ TEXTS = ["Dark mode for the dashboard", "Export reports as PDF", "Single sign-on
          "Bulk edit of many records at once"]
 
 
-def seed(dsn: str, ws: str, n: int) -> float:
-    """n ideas (SQL) and n random unit vectors (COPY binary); seconds taken."""
+def seed(system: System, ws: str, n: int) -> float:
+    """n ideas (`ideasctl seed`, COPY) and n random unit vectors (COPY binary); seconds."""
     started = time.perf_counter()
-    conn = psycopg2.connect(dsn)
+    seed_ideas(system, ws, n, 100, 1)
+    conn = psycopg2.connect(system.database_url)
     rng = np.random.default_rng(7)
     try:
-        with conn, conn.cursor() as cur:
-            cur.execute(
-                "INSERT INTO ideas.workspace_state (workspace_id, next_idea_number)"
-                " VALUES (%s, %s) ON CONFLICT (workspace_id) DO UPDATE"
-                " SET next_idea_number = EXCLUDED.next_idea_number", (ws, n + 1))
-            cur.execute(
-                "INSERT INTO ideas.ideas (workspace_id, id, number, title, summary, status,"
-                " title_key) SELECT %s, gen_random_uuid(), g, 'Bench idea ' || g,"
-                " 'A seeded idea', 'new', 'bench idea ' || g FROM generate_series(1, %s) g",
-                (ws, n))
         with conn, conn.cursor() as cur:
             cur.execute("SELECT id FROM ideas.ideas WHERE workspace_id = %s", (ws,))
             ids = [uuid.UUID(str(r[0])).bytes for r in cur.fetchall()]
@@ -85,7 +76,6 @@ def seed(dsn: str, ws: str, n: int) -> float:
                                 " text_hash, live) FROM STDIN (FORMAT binary)", buf)
         conn.autocommit = True
         with conn.cursor() as cur:
-            cur.execute("VACUUM ANALYZE ideas.ideas")
             cur.execute("VACUUM ANALYZE ideas.embeddings")
     finally:
         conn.close()
@@ -151,7 +141,7 @@ async def bind(system: System, bound: bool) -> None:
 
 async def size_run(system: System, session: aiohttp.ClientSession, n: int) -> dict[str, Any]:
     ws = new_workspace(system)
-    seconds = seed(system.database_url, ws["id"], n)
+    seconds = seed(system, ws["id"], n)
     c = Client(session, system.base_url, ws["key"])
     out: dict[str, Any] = {"ideas": n, "seed_s": seconds, "rss_before_mb": rss_mb(system)}
     started = time.perf_counter()
@@ -223,12 +213,18 @@ async def main() -> dict[str, Any]:
     results["prefilter_recall"] = prefilter_recall()
     async with running_system() as system, aiohttp.ClientSession() as session:
         results["mixed"] = await mixed(system, session)
-        results["sizes"] = [await size_run(system, session, n) for n in SIZES]
+        results["sizes"] = []
+        for n in SIZES:
+            results["sizes"].append(await size_run(system, session, n))
+            write(results)  # each size as soon as it is measured
+    print(json.dumps(results, indent=2))
+    return results
+
+
+def write(results: dict[str, Any]) -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "similar.json").write_text(json.dumps(results, indent=2) + "\n")
     (RESULTS / "similar.md").write_text(markdown(results))
-    print(json.dumps(results, indent=2))
-    return results
 
 
 def markdown(r: dict[str, Any]) -> str:
