@@ -57,9 +57,16 @@ def id_words(ids: list[bytes]) -> np.ndarray:
 
 class Index:
     """One workspace's vectors. Appends reallocate (a search in a thread keeps the arrays it
-    started with); in-place updates of a row are single writes the GIL orders."""
+    started with); in-place updates of a row are single writes the GIL orders. A row is found
+    by binary search among the rows of the initial load (sorted by id) or in a dict of the
+    rows added since."""
 
     def __init__(self) -> None:
+        self.loaded_seq = 0     # every row up to this seq was in the initial load's snapshot
+        self.seen: dict[uuid.UUID, int] = {}  # rows applied since, with their seq
+        self.sorted_hi = np.zeros(0, np.uint64)
+        self.sorted_at = np.zeros(0, np.int64)
+        self.added: dict[tuple[int, int], int] = {}
         self.n = 0
         self.ids = np.zeros((0, 2), np.uint64)
         self.vecs = np.zeros((0, DIM), np.int8)
@@ -81,16 +88,27 @@ class Index:
                                                      more(self.bits), more(self.live))
 
     def bulk(self, ids: np.ndarray, vecs: np.ndarray) -> None:
-        """Append rows known to be new and live (the initial load)."""
+        """The initial load: rows known to be distinct and live, into an empty index."""
+        assert self.n == 0
         self._grow(len(ids))
-        s = slice(self.n, self.n + len(ids))
+        s = slice(0, len(ids))
         self.ids[s], self.vecs[s], self.live[s] = ids, vecs, True
         self.bits[s] = sign_bits(vecs)
-        self.n += len(ids)
+        self.n = len(ids)
+        order = np.argsort(self.ids[:self.n, 0], kind="stable")
+        self.sorted_hi, self.sorted_at = self.ids[order, 0].copy(), order
 
     def position(self, idea: np.ndarray) -> int | None:
-        hits = np.flatnonzero((self.ids[:self.n, 0] == idea[0]) & (self.ids[:self.n, 1] == idea[1]))
-        return int(hits[0]) if len(hits) else None
+        at = self.added.get((int(idea[0]), int(idea[1])))
+        if at is not None:
+            return at
+        i = int(np.searchsorted(self.sorted_hi, idea[0]))
+        while i < len(self.sorted_hi) and self.sorted_hi[i] == idea[0]:
+            row = int(self.sorted_at[i])
+            if self.ids[row, 1] == idea[1]:
+                return row
+            i += 1
+        return None
 
     def put(self, idea_id: uuid.UUID, vec: np.ndarray, live: bool) -> None:
         key = id_words([idea_id.bytes])[0]
@@ -101,6 +119,7 @@ class Index:
             self._grow(1)
             at = self.n
             self.ids[at] = key
+            self.added[(int(key[0]), int(key[1]))] = at
             self.n += 1
         self.vecs[at], self.bits[at] = vec, sign_bits(vec[None, :])[0]
         self.live[at] = live
@@ -184,22 +203,29 @@ class Similar:
         index, seq = await loop.run_in_executor(self.search_pool, load_index, self.dsn,
                                                 workspace_id)
         self.indexes[workspace_id] = index
-        # Rows written while it loaded: the next refresh re-reads from there.
-        self.watermark = min(self.watermark, seq) if self.watermark else seq
         log.info("similar_index_loaded", workspace_id=str(workspace_id), vectors=index.n,
                  bytes=index.nbytes)
         return index
 
     async def refresh(self, cur: aiopg.Cursor) -> None:
-        """Apply the rows written since the watermark to the loaded indexes."""
+        """Apply the rows of loaded workspaces written since the watermark (and up to
+        LOOKBACK seqs behind it, for rows that committed out of seq order); each row version
+        once."""
+        top = await db.fetchval(cur, "SELECT coalesce(max(seq), 0) FROM ideas.embeddings")
         rows = await db.fetchall(
             cur, "SELECT workspace_id, idea_id, vector, live, seq FROM ideas.embeddings"
-                 " WHERE seq > %s ORDER BY seq", (max(self.watermark - LOOKBACK, 0),))
+                 " WHERE seq > %s AND seq <= %s AND workspace_id = ANY(%s::uuid[]) ORDER BY seq",
+            (max(self.watermark - LOOKBACK, 0), top, [str(w) for w in self.indexes]))
         for r in rows:
             index = self.indexes.get(r["workspace_id"])
-            if index is not None:
-                index.put(r["idea_id"], np.frombuffer(bytes(r["vector"]), np.int8), r["live"])
-            self.watermark = max(self.watermark, r["seq"])
+            if index is None or r["seq"] <= index.loaded_seq - LOOKBACK \
+                    or index.seen.get(r["idea_id"]) == r["seq"]:
+                continue
+            index.put(r["idea_id"], np.frombuffer(bytes(r["vector"]), np.int8), r["live"])
+            if len(index.seen) > 100_000:
+                index.seen.clear()
+            index.seen[r["idea_id"]] = r["seq"]
+        self.watermark = max(self.watermark, top)
 
     async def run_refresher(self, pool: aiopg.Pool) -> None:
         """LISTEN ideas_similar and refresh on each notice (and every second regardless)."""
@@ -278,7 +304,9 @@ def load_index(dsn: str, workspace_id: uuid.UUID) -> tuple[Index, int]:
     buf = io.BytesIO()
     conn = psycopg2.connect(dsn)
     try:
-        conn.set_session(readonly=True)
+        # One snapshot for the highest seq and the rows, so every row up to it is loaded
+        # except those committed later out of seq order (the refresh's look-back takes them).
+        conn.set_session(readonly=True, isolation_level="REPEATABLE READ")
         with conn, conn.cursor() as cur:
             cur.execute("SELECT coalesce(max(seq), 0) FROM ideas.embeddings")
             seq = cur.fetchone()[0]
@@ -294,6 +322,7 @@ def load_index(dsn: str, workspace_id: uuid.UUID) -> tuple[Index, int]:
     body = raw[19:len(raw) - 2]  # the signature and header; the trailer
     rows = np.frombuffer(body, dtype=row)
     index = Index()
+    index.loaded_seq = seq
     if len(rows):
         ids = np.frombuffer(rows["id"].tobytes(), np.uint64).reshape(-1, 2)
         index.bulk(ids, np.ascontiguousarray(rows["vec"]))

@@ -4,19 +4,16 @@ chains, errors, isolation and events."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
-import aio_pika
 import orjson
 import psycopg2
-import pytest
 
 from tests.customers.conftest import idea_arr, link, new_customer, poll
+from tests.ideas.conftest import Tap
 from tests.support.api import Api, Workspace
-from tests.support.processes import AMQP_URL, System
+from tests.support.processes import System
 
 I = "/api/v1/ideas"
 
@@ -215,36 +212,6 @@ async def test_scope_needed(ws: Workspace, system: System) -> None:
     for r in (await reader.post(f"{I}/{idea['id']}/merge", json={"intoId": other["id"]}),
               await reader.post(f"{I}/{idea['id']}/unmerge")):
         assert r.status == 403 and r.error["code"] == "insufficient_scope"
-
-
-class Tap:
-    def __init__(self, queue: aio_pika.abc.AbstractQueue, workspace_id: str) -> None:
-        self.queue, self.workspace_id = queue, workspace_id
-
-    async def take(self, n: int, timeout: float = 10.0) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        deadline = asyncio.get_running_loop().time() + timeout
-        while len(out) < n:
-            assert asyncio.get_running_loop().time() < deadline, f"got only {out}"
-            msg = await self.queue.get(no_ack=True, fail=False)
-            if msg is None:
-                await asyncio.sleep(0.05)
-                continue
-            event = orjson.loads(msg.body)
-            if event["workspaceId"] == self.workspace_id:
-                out.append(event)
-        return out
-
-
-@pytest.fixture
-async def tap(system: System, ws: Workspace) -> AsyncIterator[Tap]:
-    conn = await aio_pika.connect_robust(AMQP_URL)
-    channel = await conn.channel()
-    exchange = await channel.get_exchange(f"{system.amqp_prefix}.events")
-    queue = await channel.declare_queue(exclusive=True, auto_delete=True)
-    await queue.bind(exchange, routing_key="idea.*")
-    yield Tap(queue, ws.id)
-    await conn.close()
 
 
 async def test_events_of_merge_and_unmerge(api: Api, tap: Tap) -> None:
