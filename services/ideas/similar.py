@@ -166,20 +166,27 @@ class Similar:
     def __post_init__(self) -> None:
         self.embedder = Embedder(self.threads)
         self.embed_pool = ThreadPoolExecutor(self.threads, thread_name_prefix="embed")
+        # The consumer's embeddings (new and edited ideas) have threads of their own, so a
+        # search never waits behind them. (At a lower CPU priority they missed the 2-second
+        # freshness on a loaded machine: they run at the process's.)
+        self.background_pool = ThreadPoolExecutor(self.threads, thread_name_prefix="embed-bg")
         self.search_pool = ThreadPoolExecutor(2, thread_name_prefix="search")
         self.waiting = threading.BoundedSemaphore(EMBED_QUEUE)
 
-    async def embed(self, texts: list[str]) -> np.ndarray:
+    async def embed(self, texts: list[str], background: bool = False) -> np.ndarray:
+        loop = asyncio.get_running_loop()
+        if background:  # the consumer: bounded by its prefetch
+            return await loop.run_in_executor(self.background_pool, self.embedder.embed, texts)
         if not self.waiting.acquire(blocking=False):
             raise ServiceUnavailable("Too many texts waiting to be embedded; try again")
         try:
-            loop = asyncio.get_running_loop()
             return await loop.run_in_executor(self.embed_pool, self.embedder.embed, texts)
         finally:
             self.waiting.release()
 
     def close(self) -> None:
         self.embed_pool.shutdown(wait=False, cancel_futures=True)
+        self.background_pool.shutdown(wait=False, cancel_futures=True)
         self.search_pool.shutdown(wait=False, cancel_futures=True)
 
     # ---- the index of a workspace ----------------------------------------------------------
@@ -350,7 +357,7 @@ async def upsert_embedding(cur: aiopg.Cursor, similar: Similar, workspace_id: st
                           "'ideas.embedding_seq'), updated_at = now() WHERE workspace_id = %s"
                           " AND idea_id = %s", (row["live"], workspace_id, idea_id))
     else:
-        vec = quantize((await similar.embed([text]))[0])
+        vec = quantize((await similar.embed([text], background=True))[0])
         await cur.execute(
             "INSERT INTO ideas.embeddings AS e (workspace_id, idea_id, vector, text_hash, live)"
             " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (workspace_id, idea_id) DO UPDATE"
