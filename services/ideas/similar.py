@@ -210,6 +210,9 @@ class Similar:
         index, seq = await loop.run_in_executor(self.search_pool, load_index, self.dsn,
                                                 workspace_id)
         self.indexes[workspace_id] = index
+        # Rows written while it loaded (past its snapshot): the next refresh reads from there
+        # (rows other indexes already applied are skipped, each version is applied once).
+        self.watermark = min(self.watermark, seq) if self.watermark else seq
         log.info("similar_index_loaded", workspace_id=str(workspace_id), vectors=index.n,
                  bytes=index.nbytes)
         return index
