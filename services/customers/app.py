@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from libs.common.retention import Sweep, retention_context
 from libs.common.settings import Settings
-from libs.common.web import (broker_context, create_app, http_context, mount_routes,
+from libs.common.web import (PG_POOL, broker_context, create_app, http_context, mount_routes,
                              pg_context, relay_context)
 
 from . import merges, views
@@ -18,5 +19,8 @@ def create_customers_app(settings: Settings) -> web.Application:
     app.cleanup_ctx.append(broker_context(consumers=merges.CONSUMERS, schema="customers"))
     app.cleanup_ctx.append(relay_context("customers"))
     app.cleanup_ctx.append(http_context)
+    # The ids of handled merge events are kept RETENTION_DAYS (docs/events.md).
+    app.cleanup_ctx.append(retention_context(
+        lambda a: a[PG_POOL], (Sweep("customers.processed_events", "processed_at"),)))
     mount_routes(app, ROUTES, views)
     return app

@@ -15,3 +15,6 @@ CREATE TABLE customers.merge_links (
     linked_at   timestamptz NOT NULL,
     PRIMARY KEY (merge_id, customer_id)
 );
+
+-- The consumer's handled-event ids are swept by age, like the other consumers'.
+CREATE INDEX processed_events_at ON customers.processed_events (processed_at);
