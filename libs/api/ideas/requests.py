@@ -11,7 +11,7 @@ from libs.api.base import example
 from libs.api.enums import IdeaSource, IdeaStatus
 from libs.common.errors import ValidationFailed
 from libs.common.pagination import CursorParam
-from libs.common.validation import Body, Query, UtcDateTime
+from libs.common.validation import Body, JsonInt, Query, UtcDateTime
 
 from . import examples as ex
 
@@ -93,7 +93,7 @@ class VoteRequest(Body):
 class MergeRequest(Body):
     """The primary idea the path's idea (the duplicate) merges into."""
 
-    model_config = example({"intoId": ex.IDEA_ID})
+    model_config = example({"intoId": ex.PRIMARY_ID})
 
     intoId: UUID
     """The primary: an idea of the workspace other than the duplicate"""
@@ -116,10 +116,16 @@ class SimilarRequest(Body):
     """The title to compare"""
     summary: str | None = Field(default=None, max_length=5000)
     """A longer description to compare with it"""
-    limit: int = Field(default=10, ge=1, le=50)
+    limit: JsonInt = Field(default=10, ge=1, le=50)
     """How many ideas, 1 to 50"""
     minSimilarity: float = Field(default=0, ge=0, le=1, allow_inf_nan=False)
     """Leave out ideas less similar than this (0 to 1)"""
+
+    @field_validator("minSimilarity", mode="before")
+    @classmethod
+    def _number(cls, value: object) -> object:
+        # JSON has one number type: 1 is as good a similarity as 1.0 (but not `true`).
+        return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 class RoadmapAssignRequest(Body):
