@@ -10,7 +10,8 @@ import asyncio
 import importlib
 import sys
 
-AREAS = ("gateway", "ideas", "customers", "webhooks", "analytics", "mcp", "render", "reference")
+AREAS = ("gateway", "ideas", "customers", "webhooks", "analytics", "mcp", "render", "reference",
+         "similar", "similar_models")
 
 
 def main() -> None:

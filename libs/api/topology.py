@@ -5,7 +5,8 @@ Routing keys are event types (`idea.created`, `customer.updated`, ...). Each con
 what it needs.
 """
 
+from .customers.queue import QUEUE as CUSTOMERS
 from .ideas.queue import QUEUE as IDEAS
 from .webhooks.queue import QUEUE as WEBHOOKS
 
-QUEUES: dict[str, tuple[str, ...]] = {**WEBHOOKS, **IDEAS}
+QUEUES: dict[str, tuple[str, ...]] = {**WEBHOOKS, **IDEAS, **CUSTOMERS}

@@ -66,7 +66,7 @@ IDEA_COLUMNS = (
     "decisionReason", "decidedAt", "closureCategory", "decisionOwnerName", "decisionDeadline",
     "totalCustomerARR", "lastActivityAt", "lastSignalAt", "uniqueSourceCount",
     "averageSentiment", "workItemStatus", "shippedAt", "productId", "actionable", "createdAt",
-    "roadmapStageId",
+    "roadmapStageId", "mergedIntoId",
 )
 
 

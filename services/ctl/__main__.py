@@ -15,9 +15,9 @@ from .migrate import migrate
 from libs.common.settings import SettingsError
 from services.gateway.settings import GatewaySettings as Settings
 
-from . import admin, customers_commands, ideas_commands
+from . import admin, customers_commands, ideas_commands, similar_commands
 
-COMMAND_GROUPS = (ideas_commands, customers_commands)
+COMMAND_GROUPS = (ideas_commands, customers_commands, similar_commands)
 
 psycopg2.extras.register_uuid()
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from libs.common.web import (broker_context, create_app, http_context, mount_routes,
+from libs.common.retention import Sweep, retention_context
+from libs.common.web import (PG_POOL, broker_context, create_app, http_context, mount_routes,
                              pg_context, relay_context)
 
-from . import views
+from . import merges, views
 from libs.api.customers.routes import ROUTES
 from libs.api.topology import QUEUES
 from .settings import CustomersSettings
@@ -16,8 +17,11 @@ from .settings import CustomersSettings
 def create_customers_app(settings: CustomersSettings) -> web.Application:
     app = create_app(settings, "customers")
     app.cleanup_ctx.append(pg_context())
-    app.cleanup_ctx.append(broker_context(QUEUES, schema="customers"))
+    app.cleanup_ctx.append(broker_context(QUEUES, consumers=merges.CONSUMERS, schema="customers"))
     app.cleanup_ctx.append(relay_context("customers"))
     app.cleanup_ctx.append(http_context)
+    # The ids of handled merge events are kept RETENTION_DAYS (docs/events.md).
+    app.cleanup_ctx.append(retention_context(
+        lambda a: a[PG_POOL], (Sweep("customers.processed_events", "processed_at"),)))
     mount_routes(app, ROUTES, views)
     return app

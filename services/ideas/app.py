@@ -2,23 +2,43 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
 from aiohttp import web
 
 from libs.common.retention import Sweep, retention_context
 from libs.common.web import (PG_POOL, broker_context, create_app, http_context, mount_routes,
                              pg_context, relay_context)
 
-from . import projection, views
+from . import projection, similar, views
 from libs.api.ideas.routes import ROUTES
 from libs.api.topology import QUEUES
 from .internal import setup_internal_routes
 from .settings import IdeasSettings
 
 
+def similar_context(index: similar.Similar) -> Callable[[web.Application], AsyncIterator[None]]:
+    """The similar-ideas index of this process: its refresher runs while the app does."""
+
+    async def ctx(app: web.Application) -> AsyncIterator[None]:
+        app[similar.SIMILAR] = index
+        task = asyncio.create_task(index.run_refresher(app[PG_POOL]))
+        yield
+        task.cancel()
+        await asyncio.wait({task}, timeout=5.0)
+        index.close()
+
+    return ctx
+
+
 def create_ideas_app(settings: IdeasSettings) -> web.Application:
     app = create_app(settings, "ideas")
+    index = similar.Similar(settings.database_url, settings.similar_embed_threads)
+    consumers = {**projection.CONSUMERS, "similar": similar.consumer(index)}
     app.cleanup_ctx.append(pg_context())
-    app.cleanup_ctx.append(broker_context(QUEUES, consumers=projection.CONSUMERS, schema="ideas"))
+    app.cleanup_ctx.append(similar_context(index))
+    app.cleanup_ctx.append(broker_context(QUEUES, consumers=consumers, schema="ideas"))
     app.cleanup_ctx.append(relay_context("ideas"))
     app.cleanup_ctx.append(http_context)
     # The ids of handled events are kept RETENTION_DAYS (docs/events.md).

@@ -1,8 +1,15 @@
-"""The automation API's ideas: recent list, duplicate rule with its Signal, monthly quota."""
+"""The automation API's ideas: recent list, duplicate rules with their Signal, monthly quota.
+
+The duplicate rules, first match decides: the same normalised url, else the same folded title
+within 30 days (without a url), else (without a url) the most similar idea by meaning when its
+similarity reaches `DUPLICATE_SIMILARITY` (docs/similar.md). None matches a deleted idea or a
+merged duplicate.
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -51,23 +58,23 @@ async def find_duplicate(cur: aiopg.Cursor, who: Caller, url_key: str | None,
                       (f"{who.workspace_id}:{key}",))
     if url_key is not None:
         sql = ("SELECT id FROM ideas.ideas WHERE workspace_id = %s AND url_key = %s"
-               " AND status <> 'deleted' ORDER BY created_at LIMIT 1")
+               " AND status <> 'deleted' AND merged_into_id IS NULL ORDER BY created_at LIMIT 1")
         return await db.fetchval(cur, sql, (who.workspace_id, url_key))
     sql = ("SELECT id FROM ideas.ideas WHERE workspace_id = %s AND title_key = %s"
            " AND created_at >= now() - interval '30 days' AND status <> 'deleted'"
-           " ORDER BY created_at LIMIT 1")
+           " AND merged_into_id IS NULL ORDER BY created_at LIMIT 1")
     return await db.fetchval(cur, sql, (who.workspace_id, store.fold_title(title)))
 
 
 async def record_signal(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID,
-                        body: AutomationCreateIdea) -> None:
+                        body: AutomationCreateIdea, similarity: float = 1.0) -> None:
     """The duplicate's Signal on the existing idea, its counters, and idea.signal_detected."""
     await cur.execute(
         "INSERT INTO ideas.signals AS s (workspace_id, id, idea_id, platform, user_id, user_name,"
-        " content, similarity) VALUES (%s, %s, %s, %s, %s, %s, %s, 1.0)"
+        " content, similarity) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
         f" RETURNING {SIGNAL_JSON}::text",
         (who.workspace_id, uuid.uuid4(), idea_id, body.source or "api", body.authorId,
-         body.authorName, body.summary or body.title))
+         body.authorName, body.summary or body.title, similarity))
     signal = (await cur.fetchone())[0]
     await cur.execute(
         "UPDATE ideas.ideas i SET signal_count = signal_count + 1, last_signal_at = now(),"
@@ -93,12 +100,23 @@ async def take_quota(cur: aiopg.Cursor, who: Caller) -> None:
                         code="limit_exceeded")
 
 
-async def create(cur: aiopg.Cursor, who: Caller, body: AutomationCreateIdea) -> str | None:
-    """The new idea's JSON, or None when it was a duplicate (a Signal was recorded instead)."""
+Meaning = Callable[[aiopg.Cursor], Awaitable[tuple[uuid.UUID, float] | None]]
+
+
+async def create(cur: aiopg.Cursor, who: Caller, body: AutomationCreateIdea,
+                 meaning: Meaning | None = None) -> str | None:
+    """The new idea's JSON, or None when it was a duplicate (a Signal was recorded instead).
+    `meaning` finds the most similar idea at or above the threshold (the third rule)."""
     url_key = normalize_url(body.url) if body.url else None
     existing = await find_duplicate(cur, who, url_key, body.title)
     if existing is not None:
         await record_signal(cur, who, existing, body)
+        return None
+    # Like the title rule, meaning decides for a request without a url: different urls are
+    # different items, however alike their titles.
+    close = await meaning(cur) if meaning is not None and url_key is None else None
+    if close is not None:
+        await record_signal(cur, who, close[0], body, close[1])
         return None
     await take_quota(cur, who)
     item = store.NewIdea(title=body.title, summary=body.summary, source=body.source or "api",

@@ -114,7 +114,7 @@ async def vote(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID, voter: str,
     await cur.execute(
         "INSERT INTO ideas.votes (workspace_id, idea_id, voter, value) VALUES (%s, %s, %s, %s)"
         " ON CONFLICT (workspace_id, idea_id, voter)"
-        " DO UPDATE SET value = EXCLUDED.value, created_at = now()",
+        " DO UPDATE SET value = EXCLUDED.value, created_at = now(), merge_id = NULL",
         (who.workspace_id, idea_id, voter, value))
     await cur.execute(
         "UPDATE ideas.ideas i SET vote_count = vote_count + %s, last_activity_at = now()"

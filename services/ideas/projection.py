@@ -4,7 +4,8 @@ Fed by the customers service's events (queue `ideas`: `customer.*`, `link.*`). E
 twice or in any order, so the projection is a state, not a running sum:
 - each customer's ARR is kept with its version (the customer's `updatedAt`, strictly increasing
   per customer); a state applies only when it is newer than the one kept;
-- links are a set;
+- links are a set; a removed link (`link.deleted`, an unmerge) leaves its `linked_at` behind,
+  and a `link.created` of the same pair that is not newer (a late or repeated one) is ignored;
 - an idea's `total_customer_arr` (sum of its linked customers' current ARR; null when none is
   known) and `customer_count` are recomputed from those tables.
 
@@ -89,9 +90,35 @@ async def on_link(cur: aiopg.Cursor, workspace_id: str, data: dict[str, Any]) ->
     await cur.execute(LOCK_IDEAS, (workspace_id, [data["ideaId"]]))
     await cur.execute(
         "INSERT INTO ideas.customer_links (workspace_id, idea_id, customer_id, linked_at)"
-        " VALUES (%s, %s, %s, %s::timestamptz) ON CONFLICT DO NOTHING",
-        (workspace_id, data["ideaId"], data["customerId"], data["linkedAt"]))
+        " SELECT %(ws)s, %(idea)s, %(customer)s, %(at)s::timestamptz WHERE NOT EXISTS (SELECT 1"
+        "   FROM ideas.customer_link_removals r WHERE r.workspace_id = %(ws)s"
+        "    AND r.idea_id = %(idea)s AND r.customer_id = %(customer)s"
+        "    AND r.linked_at >= %(at)s::timestamptz) ON CONFLICT DO NOTHING",
+        {"ws": workspace_id, "idea": data["ideaId"], "customer": data["customerId"],
+         "at": data["linkedAt"]})
     await cur.execute(REFRESH_IDEAS, (workspace_id, [data["ideaId"]], workspace_id))
+
+
+async def on_unlink(cur: aiopg.Cursor, workspace_id: str, data: dict[str, Any]) -> None:
+    """A link removed (an unmerge): remember it, drop it, recompute the idea."""
+    params = {"ws": workspace_id, "idea": data["ideaId"], "customer": data["customerId"],
+              "at": data["linkedAt"]}
+    await cur.execute(LOCK_IDEAS, (workspace_id, [data["ideaId"]]))
+    await cur.execute(
+        "INSERT INTO ideas.customer_link_removals AS r (workspace_id, idea_id, customer_id,"
+        " linked_at) VALUES (%(ws)s, %(idea)s, %(customer)s, %(at)s::timestamptz)"
+        " ON CONFLICT (workspace_id, idea_id, customer_id) DO UPDATE"
+        " SET linked_at = greatest(r.linked_at, EXCLUDED.linked_at)", params)
+    await cur.execute(
+        "DELETE FROM ideas.customer_links WHERE workspace_id = %(ws)s AND idea_id = %(idea)s"
+        " AND customer_id = %(customer)s AND linked_at <= %(at)s::timestamptz", params)
+    await cur.execute(REFRESH_IDEAS, (workspace_id, [data["ideaId"]], workspace_id))
+    # An idea left with no link: no revenue.
+    await cur.execute(
+        "UPDATE ideas.ideas i SET total_customer_arr = NULL, customer_count = 0"
+        " WHERE workspace_id = %(ws)s AND id = %(idea)s AND customer_count <> 0"
+        " AND NOT EXISTS (SELECT 1 FROM ideas.customer_links l"
+        "   WHERE l.workspace_id = i.workspace_id AND l.idea_id = i.id)", params)
 
 
 async def handle(cur: aiopg.Cursor, event: dict[str, Any]) -> None:
@@ -102,6 +129,8 @@ async def handle(cur: aiopg.Cursor, event: dict[str, Any]) -> None:
         await on_customer(cur, workspace_id, data)
     elif kind == "link.created":
         await on_link(cur, workspace_id, data)
+    elif kind == "link.deleted":
+        await on_unlink(cur, workspace_id, data)
     # other customer.* / link.* kinds carry nothing the projection needs
 
 

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import uuid
+
+import aiopg
 import orjson
 from aiohttp import web
 
 from libs.common import db
 from libs.common.pagination import page_info
 from libs.common.validation import parse_body, parse_query, path_uuid
-from libs.common.web import PG_POOL, SETTINGS, caller, data_response, json_response
+from libs.common.web import PG_POOL, caller, data_response, json_response
 
-from . import automation, listing, ops, store, subresources, workspace
+from . import automation, listing, merge, ops, similar, store, subresources, workspace
 from libs.api.ideas.requests import (AutomationCreateIdea, AutomationListQuery, BatchCreateRequest,
-                     BatchStatusRequest, CreateIdeaRequest, ListIdeasQuery, PageQuery,
-                     RoadmapAssignRequest, UpdateIdeaRequest, VoteRequest)
+                     BatchStatusRequest, CreateIdeaRequest, ListIdeasQuery, MergeRequest,
+                     PageQuery, RoadmapAssignRequest, SimilarQuery, SimilarRequest,
+                     UpdateIdeaRequest, VoteRequest)
+from .embedding import idea_text
 from .render import fragment
+from .settings import SETTINGS
 from .state import ensure_workspace
 
 
@@ -87,6 +93,42 @@ async def vote_idea(request: web.Request) -> web.Response:
     async with db.transaction(request.app[PG_POOL]) as cur:
         result = await ops.vote(cur, who, idea_id, voter, body.value)
     return data_response(result)
+
+
+async def merge_idea(request: web.Request) -> web.Response:
+    who, idea_id = caller(request), path_uuid(request)
+    body = await parse_body(request, MergeRequest)
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        return data_response(await merge.merge(cur, who, idea_id, body.intoId))
+
+
+async def unmerge_idea(request: web.Request) -> web.Response:
+    who, idea_id = caller(request), path_uuid(request)
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        return data_response(await merge.unmerge(cur, who, idea_id))
+
+
+def _similar(request: web.Request) -> similar.Similar:
+    return request.app[similar.SIMILAR]
+
+
+async def similar_to_idea(request: web.Request) -> web.Response:
+    who, idea_id = caller(request), path_uuid(request)
+    q = parse_query(request, SimilarQuery)
+    index = _similar(request)
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        vector = await index.idea_vector(cur, who.workspace_id, idea_id)
+        return data_response(await index.search(cur, who.workspace_id, vector, q.limit,
+                                                q.min_similarity, exclude=idea_id))
+
+
+async def similar_ideas(request: web.Request) -> web.Response:
+    who, body = caller(request), await parse_body(request, SimilarRequest)
+    index = _similar(request)
+    vector = (await index.embed([idea_text(body.title, body.summary)]))[0]
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        return data_response(await index.search(cur, who.workspace_id, vector, body.limit,
+                                                body.minSimilarity))
 
 
 async def get_votes(request: web.Request) -> web.Response:
@@ -183,8 +225,16 @@ async def automation_list_ideas(request: web.Request) -> web.Response:
 async def automation_create_idea(request: web.Request) -> web.Response:
     who, body = caller(request), await parse_body(request, AutomationCreateIdea)
     await ensure_workspace(request.app[PG_POOL], who.workspace_id)
+    index = _similar(request)
+    threshold = request.app[SETTINGS].duplicate_similarity
+
+    async def meaning(cur: aiopg.Cursor) -> tuple[uuid.UUID, float] | None:
+        vector = (await index.embed([idea_text(body.title, body.summary)]))[0]
+        found = await index.nearest(cur, who.workspace_id, vector, 1, threshold)
+        return (found[0][0], found[0][1]) if found else None
+
     async with db.transaction(request.app[PG_POOL]) as cur:
-        idea = await automation.create(cur, who, body)
+        idea = await automation.create(cur, who, body, meaning)
     if idea is None:
         return json_response({"status": "skipped", "reason": "Duplicate idea", "id": None})
     parsed = orjson.loads(idea)

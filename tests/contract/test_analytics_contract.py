@@ -27,7 +27,7 @@ IDEA_FIELDS = {
     "requestCount", "signalCount", "rice", "validation", "decisionReason", "decidedAt",
     "closureCategory", "decisionOwnerName", "decisionDeadline", "totalCustomerARR",
     "lastActivityAt", "lastSignalAt", "uniqueSourceCount", "averageSentiment", "workItemStatus",
-    "shippedAt", "productId", "actionable", "createdAt", "roadmapStageId"}
+    "shippedAt", "productId", "actionable", "createdAt", "roadmapStageId", "mergedIntoId"}
 SIGNAL_FIELDS = {"id", "platform", "userId", "userName", "userEmail", "content", "similarity",
                  "sentiment", "sentimentScore", "autoLinkedCustomerId", "detectedAt", "createdAt"}
 

@@ -118,6 +118,13 @@ async def scenario(api: Api, system: System, ws_id: str, hook_url: str) -> dict[
     for name in ("summary", "ideas-over-time", "decisions", "funnel", "signals", "roadmap",
                  "revenue-impact", "categories"):
         await api.get(f"/api/v1/analytics/{name}")
+    twin = (await api.post(f"{I}/batch", json={"ideas": [
+        {"title": "Dark theme", "summary": "A darker look"}]})).data["ideas"][0]
+    await api.post(f"{I}/{twin['id']}/vote", json={"voter": "bob", "value": 1})
+    await api.post(f"{I}/{twin['id']}/merge", json={"intoId": idea["id"]})
+    await api.post(f"{I}/{twin['id']}/unmerge")
+    await api.get(f"{path}/similar", params={"limit": 3})
+    await api.post(f"{I}/similar", json={"title": "Night mode", "limit": 3})
     await api.patch(f"{I}/batch/status", json={"ids": [b["id"] for b in batch["ideas"]],
                                                "status": "archived", "reason": "dup"})
     await api.delete(f"{I}/{batch['ideas'][0]['id']}")

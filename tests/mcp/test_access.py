@@ -19,7 +19,8 @@ from tests.support.processes import System
 from tests.webhooks.support import Receiver, verify
 
 ALL_TOOLS = {"search_ideas", "get_idea", "create_idea", "update_idea", "vote_idea",
-             "list_customers", "link_customer", "analytics_summary", "list_roadmap_stages"}
+             "find_similar_ideas", "merge_ideas", "list_customers", "link_customer",
+             "analytics_summary", "list_roadmap_stages"}
 
 
 async def _names(system: System, key: str) -> set[str]:
@@ -34,8 +35,9 @@ async def _names(system: System, key: str) -> set[str]:
 @pytest.mark.parametrize(("scopes", "plan", "expected"), [
     ("all", "pro", ALL_TOOLS),
     ("all", "starter", ALL_TOOLS - {"analytics_summary"}),
-    ("ideas:read", "pro", {"search_ideas", "get_idea"}),
-    ("ideas:write,ideas:vote", "pro", {"create_idea", "update_idea", "vote_idea"}),
+    ("ideas:read", "pro", {"search_ideas", "get_idea", "find_similar_ideas"}),
+    ("ideas:write,ideas:vote", "pro", {"create_idea", "update_idea", "vote_idea",
+                                       "merge_ideas"}),
     ("customers:read,customers:write", "pro", {"list_customers", "link_customer"}),
     ("analytics:read,roadmap:read", "growth", {"analytics_summary", "list_roadmap_stages"}),
     ("analytics:read", "starter", set()),
@@ -90,6 +92,19 @@ async def test_errors_are_tool_results_with_the_rest_envelope(ws: Workspace) -> 
              "not_found", None),
             ("link_customer", {"ideaId": "IDEA-0", "customerId": str(uuid.uuid4())},
              "not_found", "ideaId"),
+            ("merge_ideas", {"duplicateId": idea["id"], "intoId": idea["id"]},
+             "validation_error", "intoId"),
+            ("merge_ideas", {"duplicateId": "IDEA-999", "intoId": idea["id"]}, "not_found",
+             "duplicateId"),
+            ("merge_ideas", {"duplicateId": idea["id"], "intoId": "IDEA-999"}, "not_found",
+             "intoId"),
+            ("merge_ideas", {"duplicateId": idea["id"], "intoId": "nope"}, "not_found",
+             "intoId"),
+            ("merge_ideas", {"duplicateId": idea["id"], "intoId": str(uuid.uuid4())},
+             "not_found", None),
+            ("find_similar_ideas", {"text": ""}, "validation_error", "text"),
+            ("find_similar_ideas", {"text": "x", "limit": 51}, "validation_error", "limit"),
+            ("find_similar_ideas", {"limit": 5}, "validation_error", "text"),
         ]
         for name, args, code, field in cases:
             error = await call_error(s, name, **args)

@@ -1,67 +1,27 @@
-"""The tool catalogue built from route declarations, including the two tools whose routes are not
-in the table yet (their declarations are checked against stand-in routes of the contract's shape)."""
+"""The tool catalogue built from the route table's declarations: every tool once, its inputs
+mapped to its route's path and body."""
 
 from __future__ import annotations
 
 import uuid
 
-from pydantic import BaseModel, Field
-
-from libs.api.route import API, Route
-from libs.common.validation import Body
-from libs.api.ideas.routes import FIND_SIMILAR_IDEAS, MERGE_IDEAS
-from libs.api.ideas.schemas import Idea, IdeaDetail
+from libs.api.route import API
 from services.mcp.catalogue import build, idea_ref
 from libs.api.table import TOOL_ROUTES
 
 
-class MergeRequest(Body):
-    intoId: uuid.UUID
-
-
-class SimilarRequest(Body):
-    title: str = Field(min_length=1, max_length=500)
-    summary: str | None = Field(default=None, max_length=5000)
-    limit: int = Field(default=10, ge=1, le=50)
-    minSimilarity: float = Field(default=0, ge=0, le=1)
-
-
-class Merged(BaseModel):
-    primary: IdeaDetail
-    duplicate: IdeaDetail
-
-
-class SimilarIdea(BaseModel):
-    similarity: float
-    idea: Idea
-
-
-class MergeResponse(BaseModel):
-    data: Merged
-
-
-class SimilarResponse(BaseModel):
-    data: list[SimilarIdea]
-
-
-STAND_INS = (
-    Route("POST", f"{API}/ideas/{{id}}/merge", "ideas", "merge_idea", "ideas:write",
-          body=MergeRequest, responses={200: MergeResponse}, tool=MERGE_IDEAS),
-    Route("POST", f"{API}/ideas/similar", "ideas", "find_similar", "ideas:read",
-          body=SimilarRequest, responses={200: SimilarResponse}, tool=FIND_SIMILAR_IDEAS),
-)
-
-
-def test_nine_tools_are_served_now() -> None:
-    """The route table declares the nine tools whose routes exist, each once."""
+def test_eleven_tools_are_served() -> None:
+    """The route table declares the eleven tools, each once."""
+    assert [r.tool.name for r in TOOL_ROUTES if r.tool] == list(build(TOOL_ROUTES))
     assert set(build(TOOL_ROUTES)) == {
-        "search_ideas", "get_idea", "create_idea", "update_idea", "vote_idea", "list_customers",
-        "link_customer", "analytics_summary", "list_roadmap_stages"}
+        "search_ideas", "get_idea", "create_idea", "update_idea", "vote_idea",
+        "find_similar_ideas", "merge_ideas", "list_customers", "link_customer",
+        "analytics_summary", "list_roadmap_stages"}
 
 
 def test_merge_ideas_declaration_maps_to_its_route() -> None:
     """merge_ideas takes duplicateId (the path) and intoId (the body), both idea references."""
-    tool = build(STAND_INS)["merge_ideas"]
+    tool = build(TOOL_ROUTES)["merge_ideas"]
     schema = tool.definition().input_schema
     assert set(schema["properties"]) == {"duplicateId", "intoId"}
     assert set(schema["required"]) == {"duplicateId", "intoId"}
@@ -80,7 +40,7 @@ def test_merge_ideas_declaration_maps_to_its_route() -> None:
 def test_find_similar_ideas_declaration_maps_to_its_route() -> None:
     """find_similar_ideas sends `text` as the title, no minimum similarity, and answers under
     `results`; a REST error on `title` names `text`."""
-    tool = build(STAND_INS)["find_similar_ideas"]
+    tool = build(TOOL_ROUTES)["find_similar_ideas"]
     schema = tool.definition().input_schema
     assert set(schema["properties"]) == {"text", "limit"} and schema["required"] == ["text"]
     assert schema["properties"]["limit"]["maximum"] == 50

@@ -149,3 +149,46 @@ async def test_list_roadmap_stages_is_the_rest_list(ws: Workspace) -> None:
         stages = await call(session, "list_roadmap_stages")
         assert stages == {"stages": (await ws.api.get("/api/v1/roadmap/stages")).data}
         assert [s["name"] for s in stages["stages"]] == ["Now", "Next", "Later"]
+
+
+async def test_merge_ideas_is_the_rest_merge(ws: Workspace) -> None:
+    """merge_ideas is POST /ideas/{duplicateId}/merge, by uuid or IDEA-<n>; a second merge of
+    the same duplicate is a conflict result."""
+    async with mcp_session(ws.api.base_url, ws.key) as session:
+        primary = (await ws.api.post("/api/v1/ideas", json={"title": "Dark mode"})).data
+        dup = (await ws.api.post("/api/v1/ideas", json={"title": "Night theme"})).data
+        other = (await ws.api.post("/api/v1/ideas", json={"title": "SSO"})).data
+        await ws.api.post(f"/api/v1/ideas/{dup['id']}/vote", json={"voter": "ann"})
+        got = await call(session, "merge_ideas", duplicateId="IDEA-2",
+                         intoId=primary["ideaServiceId"])
+        assert list(got) == ["primary", "duplicate"]
+        assert got["primary"] == (await ws.api.get(f"/api/v1/ideas/{primary['id']}")).data
+        assert got["duplicate"] == (await ws.api.get(f"/api/v1/ideas/{dup['id']}")).data
+        assert got["duplicate"]["mergedIntoId"] == primary["id"]
+        assert (got["duplicate"]["status"], got["primary"]["voteCount"]) == ("duplicate", 1)
+        again = await call_error(session, "merge_ideas", duplicateId=dup["id"],
+                                 intoId=other["id"])
+        assert again["code"] == "conflict"
+        into_merged = await call_error(session, "merge_ideas", duplicateId=other["id"],
+                                       intoId="IDEA-2")
+        assert into_merged["code"] == "conflict"
+
+
+async def test_find_similar_ideas_is_the_rest_search(ws: Workspace) -> None:
+    """find_similar_ideas is POST /ideas/similar with `text` as the title, under `results`."""
+    async with mcp_session(ws.api.base_url, ws.key) as session:
+        dark = (await ws.api.post("/api/v1/ideas", json={
+            "title": "Dark mode for the dashboard", "summary": "A dark colour scheme"})).data
+        await ws.api.post("/api/v1/ideas", json={"title": "Annual billing with a discount"})
+        deadline = asyncio.get_running_loop().time() + 5
+        while True:
+            got = await call(session, "find_similar_ideas", text="Night theme for my eyes")
+            if len(got["results"]) == 2 or asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(0.1)
+        rest = (await ws.api.post("/api/v1/ideas/similar",
+                                  json={"title": "Night theme for my eyes"})).data
+        assert got == {"results": rest}
+        assert got["results"][0]["idea"]["id"] == dark["id"]
+        one = await call(session, "find_similar_ideas", text="Night theme", limit=1)
+        assert len(one["results"]) == 1

@@ -26,6 +26,11 @@ class Records:
     hooks: list[str] = field(default_factory=list)
     deliveries: list[str] = field(default_factory=list)  # of webhooks[0]
 
+    @property
+    def second_ideas(self) -> list[str]:
+        """The ideas after the first: a merge's primary when the first is its duplicate."""
+        return self.ideas[1:]
+
 
 async def seed_records(system: System, ws: Workspace, *, ideas: int = 20,
                        customers: int = 8) -> Records:

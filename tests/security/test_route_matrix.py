@@ -48,6 +48,9 @@ BODIES: dict[str, Any] = {
     "batch_update_status": {"ids": ["{ideas}"], "status": "planned"},
     "update_idea": {"title": "Renamed by the matrix"},
     "vote_idea": {"value": 1},
+    # the primary is another idea than the path's: the same one would be a 400 before any 404
+    "merge_idea": {"intoId": "{second_ideas}"},
+    "similar_ideas": {"title": "Matrix similar idea"},
     "assign_roadmap": {"stageId": "{stages}"},
     "automation_create_idea": {"title": "Matrix automation idea"},
     "create_customer": {"name": "Matrix customer"},

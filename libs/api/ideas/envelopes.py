@@ -6,9 +6,9 @@ from __future__ import annotations
 from libs.api.base import data_of, page_of
 
 from .schemas import (BatchCreateResult, BatchStatusResult, Decision, Evidence, Idea, IdeaDeleted,
-                     IdeaDetail, Meeting, Member, Participant, Product, RoadmapAssignment,
-                     RoadmapStage, Signal, SupportTicket, Tag, VoteBreakdown, VoteResult,
-                     WorkspaceInfo)
+                     IdeaDetail, Meeting, Member, MergeResult, Participant, Product,
+                     RoadmapAssignment, RoadmapStage, Signal, SimilarIdea, SupportTicket, Tag,
+                     VoteBreakdown, VoteResult, WorkspaceInfo)
 
 __all__ = ["data_of", "page_of"]
 
@@ -36,4 +36,7 @@ RoadmapStageList = data_of("RoadmapStageList", list[RoadmapStage],
 WorkspaceInfoResponse = data_of("WorkspaceInfoResponse", WorkspaceInfo, "The workspace")
 TagList = data_of("TagList", list[Tag], "The workspace's tags")
 ProductList = data_of("ProductList", list[Product], "The workspace's products")
+MergeResponse = data_of("MergeResponse", MergeResult, "The primary and the duplicate")
+SimilarIdeaList = data_of("SimilarIdeaList", list[SimilarIdea],
+                          "Ideas closest in meaning, most similar first")
 MemberList = data_of("MemberList", list[Member], "The workspace's team members")

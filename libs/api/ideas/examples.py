@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 IDEA_ID = "3f1c2a9e-8b4d-4e61-9a57-0c2d5e7f8a91"
+DUPLICATE_ID = "7a4e1b2c-5d6f-4a8b-9c0d-1e2f3a4b5c6d"
+PRIMARY_ID = "5b8d2e4f-1a3c-4d6e-8f90-a1b2c3d4e5f6"
 STAGE_ID = "8a6e0f4b-2c1d-4b7a-9e3f-5d2c1b0a9f87"
 PRODUCT_ID = "c5d4e3f2-a1b0-4c9d-8e7f-6a5b4c3d2e1f"
 TAG_ID = "5b7c9d1e-3f5a-4b7c-9d1e-3f5a7b9c1d3e"
@@ -49,6 +51,7 @@ IDEA: dict[str, Any] = {
     "actionable": True,
     "createdAt": "2025-03-01T10:15:00.000000Z",
     "roadmapStageId": STAGE_ID,
+    "mergedIntoId": None,
 }
 
 IDEA_DETAIL: dict[str, Any] = {

@@ -11,7 +11,7 @@ from libs.api.base import example
 from libs.api.enums import IdeaSource, IdeaStatus
 from libs.common.errors import ValidationFailed
 from libs.common.pagination import CursorParam
-from libs.common.validation import Body, Query, UtcDateTime
+from libs.common.validation import Body, JsonInt, Query, UtcDateTime
 
 from . import examples as ex
 
@@ -88,6 +88,44 @@ class VoteRequest(Body):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError("Input should be -1 or 1")
         return value
+
+
+class MergeRequest(Body):
+    """The primary idea the path's idea (the duplicate) merges into."""
+
+    model_config = example({"intoId": ex.PRIMARY_ID})
+
+    intoId: UUID
+    """The primary: an idea of the workspace other than the duplicate"""
+
+
+class SimilarQuery(Query):
+    limit: int = Field(default=10, ge=1, le=50)
+    """How many ideas, 1 to 50"""
+    min_similarity: float = Field(default=0, ge=0, le=1, allow_inf_nan=False)
+    """Leave out ideas less similar than this (0 to 1)"""
+
+
+class SimilarRequest(Body):
+    """A text that is not an idea yet: its title and, optionally, its summary."""
+
+    model_config = example({"title": "Dark theme for the dashboard",
+                            "summary": "The white screens hurt at night", "limit": 5})
+
+    title: str = Field(min_length=1, max_length=500)
+    """The title to compare"""
+    summary: str | None = Field(default=None, max_length=5000)
+    """A longer description to compare with it"""
+    limit: JsonInt = Field(default=10, ge=1, le=50)
+    """How many ideas, 1 to 50"""
+    minSimilarity: float = Field(default=0, ge=0, le=1, allow_inf_nan=False)
+    """Leave out ideas less similar than this (0 to 1)"""
+
+    @field_validator("minSimilarity", mode="before")
+    @classmethod
+    def _number(cls, value: object) -> object:
+        # JSON has one number type: 1 is as good a similarity as 1.0 (but not `true`).
+        return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 class RoadmapAssignRequest(Body):

@@ -61,8 +61,7 @@ LIST_ROADMAP_STAGES = Tool(
     "list_roadmap_stages",
     "List the workspace's roadmap stages (e.g. Now, Next, Later) in their order.", key="stages")
 
-# Ready for the duplicates routes of docs/ideas.md (merge, similar): give each as `tool=` to its
-# route when the route is declared here, and it is served, listed and documented like the rest.
+# The duplicates routes of docs/ideas.md (merge, similar).
 MERGE_IDEAS = Tool(
     "merge_ideas",
     "Merge a duplicate idea into its primary: the duplicate becomes `duplicate`, its votes, "
@@ -147,6 +146,41 @@ ROUTES = [
           "Support tickets linked to an idea", responses={200: m.SupportTicketList},
           tags=("Ideas",),
           description="Help desk tickets linked to the idea."),
+    Route("POST", f"{I}/{{id}}/merge", S, "merge_idea", "ideas:write",
+          "Merge a duplicate idea into its primary", body=b.MergeRequest,
+          responses={200: m.MergeResponse}, tags=("Ideas",), tool=MERGE_IDEAS,
+          description="`{id}` is the duplicate, `intoId` the primary. In one transaction the "
+                      "duplicate gets status `duplicate`, `mergedIntoId` and one Decision "
+                      "(`eventType` `merged`); its votes move to the primary (a voter with votes "
+                      "on both keeps the primary's: every voter counts once), its signals move, "
+                      "its `publicVoteCount` and `requestCount` are added to the primary's. Every"
+                      " customer linked to the duplicate becomes linked to the primary too (the "
+                      "primary's `totalCustomerARR` follows within a second). `intoId` equal to "
+                      "`{id}` answers 400; either idea deleted, the duplicate already merged or "
+                      "the primary merged into another idea answers 409. Emits `idea.updated` and"
+                      " `idea.status_changed` for the duplicate, `idea.updated` for the primary."),
+    Route("POST", f"{I}/{{id}}/unmerge", S, "unmerge_idea", "ideas:write",
+          "Undo the merge of a duplicate idea", responses={200: m.MergeResponse},
+          tags=("Ideas",),
+          description="The exact inverse of the merge: the duplicate gets back its status, "
+                      "`decidedAt`, `closureCategory`, votes and signals, and a Decision "
+                      "(`eventType` `unmerged`); the primary loses the votes, signals, counts and"
+                      " customer links the merge added (a voter who voted on the primary since "
+                      "keeps that vote; links made directly stay). 409 when the idea is not "
+                      "merged or its primary is now merged into another idea. Emits as a merge."),
+    Route("GET", f"{I}/{{id}}/similar", S, "similar_to_idea", "ideas:read",
+          "Ideas similar in meaning to an idea", query=b.SimilarQuery,
+          responses={200: m.SimilarIdeaList}, tags=("Ideas",),
+          description="The workspace's ideas closest in meaning to this one's title and summary,"
+                      " as a language model running inside the service sees them, most similar "
+                      "first. `similarity` is the cosine similarity (a negative one reported as "
+                      "0). Left out: the idea itself, deleted ideas and merged duplicates. A "
+                      "created or changed idea is found within 2 seconds."),
+    Route("POST", f"{I}/similar", S, "similar_ideas", "ideas:read",
+          "Ideas similar in meaning to a text", body=b.SimilarRequest,
+          responses={200: m.SimilarIdeaList}, tags=("Ideas",), tool=FIND_SIMILAR_IDEAS,
+          description="As `GET /ideas/{id}/similar` for a text that is not an idea yet, e.g. "
+                      "to find a duplicate before capturing a request."),
     Route("PUT", f"{I}/{{id}}/roadmap", S, "assign_roadmap", "roadmap:write",
           "Assign an idea to a roadmap stage (or unassign it)", body=b.RoadmapAssignRequest,
           responses={200: m.RoadmapAssignmentResponse}, tags=("Roadmap",),

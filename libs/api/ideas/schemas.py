@@ -117,6 +117,9 @@ class Idea(Out):
     """When the idea was created"""
     roadmapStageId: UUID | None
     """The roadmap stage the idea is assigned to"""
+    mergedIntoId: UUID | None
+    """The primary idea this one was merged into as a duplicate (`POST /ideas/{id}/merge`);
+    null unless merged"""
 
 
 class IdeaTag(Out):
@@ -420,6 +423,32 @@ class BatchStatusResult(Out):
     """How many ideas were changed"""
     ideas: list[BatchStatusItem]
     """Each idea with its status before and after"""
+
+
+class MergeResult(Out):
+    """Both ideas of a merge or an unmerge, as they are after it."""
+
+    model_config = example({"primary": ex.IDEA_DETAIL,
+                            "duplicate": {**ex.IDEA_DETAIL, "id": ex.DUPLICATE_ID,
+                                          "ideaServiceId": "IDEA-43", "status": "duplicate",
+                                          "closureCategory": "duplicate", "voteCount": 0,
+                                          "mergedIntoId": ex.IDEA_ID}})
+
+    primary: IdeaDetail
+    """The primary idea"""
+    duplicate: IdeaDetail
+    """The duplicate"""
+
+
+class SimilarIdea(Out):
+    """An idea and how close in meaning it is to the text asked about."""
+
+    model_config = example({"similarity": 0.83, "idea": ex.IDEA})
+
+    similarity: float
+    """Cosine similarity of the meanings, from 0 (unrelated) to 1 (the same)"""
+    idea: Idea
+    """The similar idea"""
 
 
 class RoadmapAssignment(Out):

@@ -1,0 +1,40 @@
+"""`ideasctl` commands of similar ideas (docs/similar.md).
+
+`ideasctl similar rebuild [--workspace ID]` embeds every idea's title and summary again and
+writes `ideas.embeddings`; the running ideas processes pick the rows up within a second. For
+ideas written by SQL (`ideasctl seed`, restores), a lost queue, or a new model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from typing import Any
+
+import psycopg2
+
+from libs.common.settings import Settings
+from .admin import AdminError
+from services.ideas.similar import rebuild
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("similar", help="similar ideas").add_subparsers(dest="action",
+                                                                      required=True)
+    r = p.add_parser("rebuild", help="compute every idea's embedding again")
+    r.add_argument("--workspace", help="only this workspace (default: all)")
+
+
+def run(args: argparse.Namespace, settings: Settings) -> dict[str, Any] | None:
+    if args.command != "similar" or args.action != "rebuild":
+        return None
+    try:
+        workspace = str(uuid.UUID(args.workspace)) if args.workspace else None
+    except ValueError as err:
+        raise AdminError("--workspace must be a workspace id (UUID)") from err
+    conn = psycopg2.connect(settings.database_url, options="-c timezone=UTC")
+    try:
+        counts = rebuild(conn, workspace)
+    finally:
+        conn.close()
+    return {"rebuilt": True, "workspaceId": workspace, **counts}

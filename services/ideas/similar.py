@@ -1,0 +1,419 @@
+"""Similar ideas by meaning (docs/similar.md): the in-memory index of each workspace, its
+upkeep from `ideas.embeddings`, the event consumer that computes embeddings, and the searches.
+
+- Texts are embedded in a bounded executor (`SIMILAR_EMBED_THREADS` threads, at most
+  `EMBED_QUEUE` texts waiting), never on the event loop.
+- Each process keeps, per workspace it has searched, an index: ids, int8 vectors, their sign
+  bits, and which are live. A search with up to `RESCORE` live vectors is exact; above that,
+  the Hamming distance of the sign bits picks `RESCORE` candidates, scored exactly.
+- The `similar` queue's consumer (idea.created/updated/status_changed/deleted) writes an idea's
+  row in `ideas.embeddings` and notifies `ideas_similar`; every process then applies the rows
+  past the last `seq` it saw (a look-back covers rows committed out of seq order).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiopg
+import numpy as np
+import psycopg2
+import structlog
+from aiohttp import web
+
+from libs.common import db
+from libs.common.errors import NotFound, ServiceUnavailable
+
+from .embedding import DIM, Embedder, idea_text, quantize
+from .render import IDEA_JSON, fragment
+
+log = structlog.get_logger("similar")
+
+RESCORE = 1024       # candidates scored exactly (and the size up to which a search is exact)
+EMBED_QUEUE = 64     # texts waiting for the embedding threads before a 503
+LOOKBACK = 1024      # seqs re-read behind the watermark (rows committed out of order)
+WORDS = DIM // 64    # uint64 words of sign bits a vector
+ELIGIBLE = "i.status <> 'deleted' AND i.merged_into_id IS NULL"
+
+
+def text_hash(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()[:16]
+
+
+def sign_bits(vectors: np.ndarray) -> np.ndarray:
+    return np.packbits(vectors > 0, axis=-1).view(np.uint64).reshape(-1, WORDS)
+
+
+def id_words(ids: list[bytes]) -> np.ndarray:
+    return np.frombuffer(b"".join(ids), dtype=np.uint64).reshape(-1, 2).copy()
+
+
+class Index:
+    """One workspace's vectors. Appends reallocate (a search in a thread keeps the arrays it
+    started with); in-place updates of a row are single writes the GIL orders. A row is found
+    by binary search among the rows of the initial load (sorted by id) or in a dict of the
+    rows added since."""
+
+    def __init__(self) -> None:
+        self.loaded_seq = 0     # every row up to this seq was in the initial load's snapshot
+        self.seen: dict[uuid.UUID, int] = {}  # rows applied since, with their seq
+        self.sorted_hi = np.zeros(0, np.uint64)
+        self.sorted_at = np.zeros(0, np.int64)
+        self.added: dict[tuple[int, int], int] = {}
+        self.n = 0
+        self.ids = np.zeros((0, 2), np.uint64)
+        self.vecs = np.zeros((0, DIM), np.int8)
+        self.bits = np.zeros((WORDS, 0), np.uint64)  # word-major: one XOR pass a word
+        self.live = np.zeros(0, bool)
+
+    def _grow(self, extra: int) -> None:
+        need = self.n + extra
+        if need <= len(self.live):
+            return
+        cap = max(need, 2 * len(self.live), 1024)
+
+        def more(a: np.ndarray) -> np.ndarray:
+            b = np.zeros((cap, *a.shape[1:]), a.dtype)
+            b[:self.n] = a[:self.n]
+            return b
+
+        bits = np.zeros((WORDS, cap), np.uint64)
+        bits[:, :self.n] = self.bits[:, :self.n]
+        self.ids, self.vecs, self.live = more(self.ids), more(self.vecs), more(self.live)
+        self.bits = bits
+
+    def bulk(self, ids: np.ndarray, vecs: np.ndarray) -> None:
+        """The initial load: rows known to be distinct and live, into an empty index."""
+        assert self.n == 0
+        self._grow(len(ids))
+        s = slice(0, len(ids))
+        self.ids[s], self.vecs[s], self.live[s] = ids, vecs, True
+        self.bits[:, s] = sign_bits(vecs).T
+        self.n = len(ids)
+        order = np.argsort(self.ids[:self.n, 0], kind="stable")
+        self.sorted_hi, self.sorted_at = self.ids[order, 0].copy(), order
+
+    def position(self, idea: np.ndarray) -> int | None:
+        at = self.added.get((int(idea[0]), int(idea[1])))
+        if at is not None:
+            return at
+        i = int(np.searchsorted(self.sorted_hi, idea[0]))
+        while i < len(self.sorted_hi) and self.sorted_hi[i] == idea[0]:
+            row = int(self.sorted_at[i])
+            if self.ids[row, 1] == idea[1]:
+                return row
+            i += 1
+        return None
+
+    def put(self, idea_id: uuid.UUID, vec: np.ndarray, live: bool) -> None:
+        key = id_words([idea_id.bytes])[0]
+        at = self.position(key)
+        if at is None:
+            if not live:
+                return
+            self._grow(1)
+            at = self.n
+            self.ids[at] = key
+            self.added[(int(key[0]), int(key[1]))] = at
+            self.n += 1
+        self.vecs[at], self.bits[:, at] = vec, sign_bits(vec[None, :])[0]
+        self.live[at] = live
+
+    def vector(self, idea_id: uuid.UUID) -> np.ndarray | None:
+        at = self.position(id_words([idea_id.bytes])[0])
+        return None if at is None or not self.live[at] else self.vecs[at]
+
+    def search(self, q: np.ndarray, k: int) -> list[tuple[uuid.UUID, float]]:
+        """The k best live rows for the unit vector q: (id, cosine), best first."""
+        n, ids, vecs, bits, live = self.n, self.ids, self.vecs, self.bits, self.live
+        if n == 0:
+            return []
+        if n <= RESCORE:
+            cand = np.flatnonzero(live[:n])
+        else:
+            qbits = sign_bits(q[None, :])[0]
+            dist = np.bitwise_count(bits[0, :n] ^ qbits[0]).astype(np.uint16)
+            word = np.empty(n, np.uint64)
+            for w in range(1, WORDS):
+                np.bitwise_xor(bits[w, :n], qbits[w], out=word)
+                dist += np.bitwise_count(word)
+            dist[~live[:n]] = DIM + 1
+            # The RESCORE nearest by Hamming distance (and their ties): the smallest distance
+            # whose count reaches RESCORE, from a histogram (cheaper than a partition).
+            reach = np.cumsum(np.bincount(dist, minlength=DIM + 2))
+            cand = np.flatnonzero(dist <= int(np.searchsorted(reach, RESCORE)))
+            cand = cand[live[cand]]
+        scores = (vecs[cand].astype(np.float32) @ q) / 127.0
+        top = np.argsort(-scores)[:k] if len(cand) <= k else \
+            np.argpartition(-scores, k)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(uuid.UUID(bytes=ids[cand[t]].tobytes()), float(scores[t])) for t in top]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.ids, self.vecs, self.bits, self.live, self.sorted_hi,
+                                      self.sorted_at))
+
+
+@dataclass
+class Similar:
+    """The process's indexes and executors (one per ideas process, on the app)."""
+
+    dsn: str
+    threads: int
+    embedder: Embedder = field(init=False)
+    indexes: dict[uuid.UUID, Index] = field(default_factory=dict)
+    loading: dict[uuid.UUID, asyncio.Future[Index]] = field(default_factory=dict)
+    watermark: int = 0
+
+    def __post_init__(self) -> None:
+        self.embedder = Embedder(self.threads)
+        self.embed_pool = ThreadPoolExecutor(self.threads, thread_name_prefix="embed")
+        # The consumer's embeddings (new and edited ideas) have threads of their own, so a
+        # search never waits behind them. (At a lower CPU priority they missed the 2-second
+        # freshness on a loaded machine: they run at the process's.)
+        self.background_pool = ThreadPoolExecutor(self.threads, thread_name_prefix="embed-bg")
+        self.search_pool = ThreadPoolExecutor(2, thread_name_prefix="search")
+        self.waiting = threading.BoundedSemaphore(EMBED_QUEUE)
+
+    async def embed(self, texts: list[str], background: bool = False) -> np.ndarray:
+        loop = asyncio.get_running_loop()
+        if background:  # the consumer: bounded by its prefetch
+            return await loop.run_in_executor(self.background_pool, self.embedder.embed, texts)
+        if not self.waiting.acquire(blocking=False):
+            raise ServiceUnavailable("Too many texts waiting to be embedded; try again")
+        try:
+            return await loop.run_in_executor(self.embed_pool, self.embedder.embed, texts)
+        finally:
+            self.waiting.release()
+
+    def close(self) -> None:
+        self.embed_pool.shutdown(wait=False, cancel_futures=True)
+        self.background_pool.shutdown(wait=False, cancel_futures=True)
+        self.search_pool.shutdown(wait=False, cancel_futures=True)
+
+    # ---- the index of a workspace ----------------------------------------------------------
+
+    async def index(self, workspace_id: uuid.UUID) -> Index:
+        found = self.indexes.get(workspace_id)
+        if found is not None:
+            return found
+        pending = self.loading.get(workspace_id)
+        if pending is None:
+            pending = asyncio.ensure_future(self._load(workspace_id))
+            self.loading[workspace_id] = pending
+        try:
+            return await asyncio.shield(pending)
+        finally:
+            if pending.done():
+                self.loading.pop(workspace_id, None)
+
+    async def _load(self, workspace_id: uuid.UUID) -> Index:
+        loop = asyncio.get_running_loop()
+        index, seq = await loop.run_in_executor(self.search_pool, load_index, self.dsn,
+                                                workspace_id)
+        self.indexes[workspace_id] = index
+        # Rows written while it loaded (past its snapshot): the next refresh reads from there
+        # (rows other indexes already applied are skipped, each version is applied once).
+        self.watermark = min(self.watermark, seq) if self.watermark else seq
+        log.info("similar_index_loaded", workspace_id=str(workspace_id), vectors=index.n,
+                 bytes=index.nbytes)
+        return index
+
+    async def refresh(self, cur: aiopg.Cursor) -> None:
+        """Apply the rows of loaded workspaces written since the watermark (and up to
+        LOOKBACK seqs behind it, for rows that committed out of seq order); each row version
+        once."""
+        top = await db.fetchval(cur, "SELECT coalesce(max(seq), 0) FROM ideas.embeddings")
+        rows = await db.fetchall(
+            cur, "SELECT workspace_id, idea_id, vector, live, seq FROM ideas.embeddings"
+                 " WHERE seq > %s AND seq <= %s AND workspace_id = ANY(%s::uuid[]) ORDER BY seq",
+            (max(self.watermark - LOOKBACK, 0), top, [str(w) for w in self.indexes]))
+        for r in rows:
+            index = self.indexes.get(r["workspace_id"])
+            if index is None or r["seq"] <= index.loaded_seq - LOOKBACK \
+                    or index.seen.get(r["idea_id"]) == r["seq"]:
+                continue
+            index.put(r["idea_id"], np.frombuffer(bytes(r["vector"]), np.int8), r["live"])
+            if len(index.seen) > 100_000:
+                index.seen.clear()
+            index.seen[r["idea_id"]] = r["seq"]
+        self.watermark = max(self.watermark, top)
+
+    async def run_refresher(self, pool: aiopg.Pool) -> None:
+        """LISTEN ideas_similar and refresh on each notice (and every second regardless)."""
+        while True:
+            try:
+                async with aiopg.connect(self.dsn) as conn:
+                    async with conn.cursor() as cur:
+                        await cur.execute("LISTEN ideas_similar")
+                        await cur.execute("SELECT coalesce(max(seq), 0) FROM ideas.embeddings")
+                        if not self.watermark:
+                            self.watermark = (await cur.fetchone())[0]
+                    while True:
+                        try:
+                            await asyncio.wait_for(conn.notifies.get(), 1.0)
+                        except asyncio.TimeoutError:
+                            pass
+                        while not conn.notifies.empty():
+                            conn.notifies.get_nowait()
+                        if self.indexes:
+                            async with db.cursor(pool) as cur:
+                                await self.refresh(cur)
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:  # reconnect: the index catches up from the watermark
+                log.warning("similar_refresh_failed", error=repr(err))
+                await asyncio.sleep(1.0)
+
+    # ---- searches --------------------------------------------------------------------------
+
+    async def search(self, cur: aiopg.Cursor, workspace_id: uuid.UUID, q: np.ndarray,
+                     limit: int, min_similarity: float,
+                     exclude: uuid.UUID | None = None) -> list[dict[str, Any]]:
+        """`[{"similarity", "idea": Idea}]`, most similar first."""
+        return [{"similarity": s, "idea": fragment(idea)} for _, s, idea in await self.nearest(
+            cur, workspace_id, q, limit, min_similarity, exclude)]
+
+    async def nearest(self, cur: aiopg.Cursor, workspace_id: uuid.UUID, q: np.ndarray,
+                      limit: int, min_similarity: float,
+                      exclude: uuid.UUID | None = None) -> list[tuple[uuid.UUID, float, str]]:
+        """(id, similarity, Idea JSON) of the closest live ideas, most similar first."""
+        index = await self.index(workspace_id)
+        loop = asyncio.get_running_loop()
+        # Room for the idea itself and for rows the index has not yet seen leave.
+        hits = await loop.run_in_executor(self.search_pool, index.search, q, limit + 8)
+        hits = [(i, max(0.0, min(1.0, s))) for i, s in hits if i != exclude]
+        hits = [(i, s) for i, s in hits if s >= min_similarity]
+        if not hits:
+            return []
+        await cur.execute(
+            f"SELECT i.id, {IDEA_JSON}::text FROM ideas.ideas i WHERE i.workspace_id = %s"
+            f" AND i.id = ANY(%s) AND {ELIGIBLE}", (workspace_id, [i for i, _ in hits]))
+        ideas = {r[0]: r[1] for r in await cur.fetchall()}
+        return [(i, round(s, 6), ideas[i]) for i, s in hits if i in ideas][:limit]
+
+    async def idea_vector(self, cur: aiopg.Cursor, workspace_id: uuid.UUID,
+                          idea_id: uuid.UUID) -> np.ndarray:
+        row = await db.fetchone(
+            cur, "SELECT i.title, i.summary, e.vector, e.text_hash FROM ideas.ideas i"
+                 " LEFT JOIN ideas.embeddings e ON e.workspace_id = i.workspace_id"
+                 "  AND e.idea_id = i.id WHERE i.workspace_id = %s AND i.id = %s",
+            (workspace_id, idea_id))
+        if row is None:
+            raise NotFound("Idea not found")
+        text = idea_text(row["title"], row["summary"])
+        if row["vector"] is not None and bytes(row["text_hash"]) == text_hash(text):
+            return np.frombuffer(bytes(row["vector"]), np.int8).astype(np.float32) / 127.0
+        return (await self.embed([text]))[0]
+
+
+SIMILAR = web.AppKey("similar", Similar)
+
+
+def load_index(dsn: str, workspace_id: uuid.UUID) -> tuple[Index, int]:
+    """A workspace's live vectors, read with COPY (binary rows of fixed size), and the highest
+    seq at the start of the read."""
+    buf = io.BytesIO()
+    conn = psycopg2.connect(dsn)
+    try:
+        # One snapshot for the highest seq and the rows, so every row up to it is loaded
+        # except those committed later out of seq order (the refresh's look-back takes them).
+        conn.set_session(readonly=True, isolation_level="REPEATABLE READ")
+        with conn, conn.cursor() as cur:
+            cur.execute("SELECT coalesce(max(seq), 0) FROM ideas.embeddings")
+            seq = cur.fetchone()[0]
+            cur.copy_expert(cur.mogrify(
+                "COPY (SELECT idea_id, vector FROM ideas.embeddings WHERE workspace_id = %s"
+                " AND live AND length(vector) = %s) TO STDOUT (FORMAT binary)",
+                (str(workspace_id), DIM)).decode(), buf)
+    finally:
+        conn.close()
+    raw = buf.getbuffer()
+    row = np.dtype([("fields", ">i2"), ("l1", ">i4"), ("id", "V16"), ("l2", ">i4"),
+                    ("vec", "i1", (DIM,))])
+    body = raw[19:len(raw) - 2]  # the signature and header; the trailer
+    rows = np.frombuffer(body, dtype=row)
+    index = Index()
+    index.loaded_seq = seq
+    if len(rows):
+        ids = np.frombuffer(rows["id"].tobytes(), np.uint64).reshape(-1, 2)
+        index.bulk(ids, np.ascontiguousarray(rows["vec"]))
+    return index, seq
+
+
+# ---- the consumer: an idea's embedding follows its text and state ---------------------------
+
+async def upsert_embedding(cur: aiopg.Cursor, similar: Similar, workspace_id: str,
+                           idea_id: str) -> None:
+    row = await db.fetchone(
+        cur, f"SELECT i.title, i.summary, ({ELIGIBLE}) AS live, e.text_hash, e.live AS was_live"
+             " FROM ideas.ideas i LEFT JOIN ideas.embeddings e"
+             "  ON e.workspace_id = i.workspace_id AND e.idea_id = i.id"
+             " WHERE i.workspace_id = %s AND i.id = %s", (workspace_id, idea_id))
+    if row is None:
+        return
+    text = idea_text(row["title"], row["summary"])
+    digest = text_hash(text)
+    same_text = row["text_hash"] is not None and bytes(row["text_hash"]) == digest
+    if same_text and row["was_live"] == row["live"]:
+        return  # nothing the index sees changed (a vote, a RICE score, a repeat)
+    if same_text:
+        await cur.execute("UPDATE ideas.embeddings SET live = %s, seq = nextval("
+                          "'ideas.embedding_seq'), updated_at = now() WHERE workspace_id = %s"
+                          " AND idea_id = %s", (row["live"], workspace_id, idea_id))
+    else:
+        vec = quantize((await similar.embed([text], background=True))[0])
+        await cur.execute(
+            "INSERT INTO ideas.embeddings AS e (workspace_id, idea_id, vector, text_hash, live)"
+            " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (workspace_id, idea_id) DO UPDATE"
+            " SET vector = EXCLUDED.vector, text_hash = EXCLUDED.text_hash,"
+            " live = EXCLUDED.live, seq = nextval('ideas.embedding_seq'), updated_at = now()",
+            (workspace_id, idea_id, vec.tobytes(), digest, row["live"]))
+    await cur.execute("NOTIFY ideas_similar")
+
+
+def consumer(similar: Similar) -> Any:
+    async def handle(cur: aiopg.Cursor, event: dict[str, Any]) -> None:
+        idea = event["data"].get("idea")
+        if isinstance(idea, dict) and "id" in idea:
+            await upsert_embedding(cur, similar, event["workspaceId"], idea["id"])
+    return handle
+
+
+# ---- the admin rebuild (ideasctl similar rebuild) ---------------------------------------------
+
+def rebuild(conn: Any, workspace_id: str | None = None, batch: int = 32,
+            embedder: Embedder | None = None) -> dict[str, int]:
+    """Compute every idea's embedding again (psycopg2; commits a batch at a time)."""
+    embedder = embedder or Embedder(1)
+    counts = {"ideas": 0, "embedded": 0}
+    with conn.cursor() as cur:
+        cur.execute(f"SELECT i.workspace_id, i.id, i.title, i.summary, ({ELIGIBLE})"
+                    " FROM ideas.ideas i WHERE %(ws)s::uuid IS NULL OR i.workspace_id = %(ws)s"
+                    " ORDER BY i.workspace_id, i.id", {"ws": workspace_id})
+        rows = cur.fetchall()
+    for start in range(0, len(rows), batch):
+        part = rows[start:start + batch]
+        texts = [idea_text(r[2], r[3]) for r in part]
+        vecs = quantize(np.vstack([embedder.embed([t]) for t in texts]))
+        with conn, conn.cursor() as cur:
+            for r, t, v in zip(part, texts, vecs):
+                cur.execute(
+                    "INSERT INTO ideas.embeddings AS e (workspace_id, idea_id, vector,"
+                    " text_hash, live) VALUES (%s, %s, %s, %s, %s)"
+                    " ON CONFLICT (workspace_id, idea_id) DO UPDATE SET vector = EXCLUDED.vector,"
+                    " text_hash = EXCLUDED.text_hash, live = EXCLUDED.live,"
+                    " seq = nextval('ideas.embedding_seq'), updated_at = now()",
+                    (r[0], r[1], v.tobytes(), text_hash(t), r[4]))
+            cur.execute("NOTIFY ideas_similar")
+        counts["ideas"] += len(part)
+        counts["embedded"] += len(part)
+    return counts

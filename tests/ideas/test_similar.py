@@ -1,0 +1,201 @@
+"""Similar ideas by meaning through the gateway (docs/similar.md): found within 2 s of a create
+or an edit, left out when deleted or merged, never the idea itself, validation and isolation."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from tests.support.api import Api, Workspace
+
+I = "/api/v1/ideas"
+
+
+async def new_idea(api: Api, title: str, summary: str | None = None) -> dict[str, Any]:
+    r = await api.post(I, json={"title": title, "summary": summary})
+    assert r.status == 200, r.body
+    return r.data  # type: ignore[no-any-return]
+
+
+async def similar_to(api: Api, text: str, **kw: Any) -> list[dict[str, Any]]:
+    r = await api.post(f"{I}/similar", json={"title": text, **kw})
+    assert r.status == 200, r.body
+    return r.data  # type: ignore[no-any-return]
+
+
+async def until(check: Any, within: float = 2.0) -> float:
+    """Seconds until `check()` is true; fails after `within`."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    while not await check():
+        assert loop.time() - start < within, "not within the time allowed"
+        await asyncio.sleep(0.05)
+    return loop.time() - start
+
+
+async def test_created_idea_is_found_by_meaning_within_2_seconds(api: Api) -> None:
+    await new_idea(api, "Kanban board view", "Drag cards between status columns")
+    await new_idea(api, "Annual billing with a discount")
+    dark = await new_idea(api, "Dark mode for the dashboard", "A dark colour scheme")
+
+    async def found() -> bool:
+        out = await similar_to(api, "Night theme, the white screens hurt my eyes", limit=3)
+        return bool(out) and out[0]["idea"]["id"] == dark["id"]
+
+    await until(found)
+    out = await similar_to(api, "Night theme, the white screens hurt my eyes", limit=3)
+    detail = (await api.get(f"{I}/{dark['id']}")).data
+    assert len(out) == 3 and out[0]["idea"] == {k: detail[k] for k in out[0]["idea"]}
+    assert list(out[0]["idea"])[-1] == "mergedIntoId"
+    scores = [o["similarity"] for o in out]
+    assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
+    assert scores[0] > scores[1] + 0.1
+    assert len(await similar_to(api, "Night theme", minSimilarity=0.99)) == 0
+
+
+async def test_edit_delete_and_merge_follow_within_2_seconds(api: Api) -> None:
+    a = await new_idea(api, "Export reports as PDF", "Download reports as PDF files")
+    b = await new_idea(api, "Keyboard shortcuts", "Navigate without the mouse")
+    c = await new_idea(api, "Printable report documents", "Save analytics as a PDF")
+
+    async def ids(text: str) -> list[str]:
+        return [o["idea"]["id"] for o in await similar_to(api, text, limit=10)]
+
+    await until(lambda: _has(ids("Hotkeys for power users"), b["id"]))
+    # An edit changes the meaning: found by the new one within 2 s.
+    r = await api.patch(f"{I}/{b['id']}", json={"title": "Sign in with a SAML identity provider",
+                                                   "summary": "Okta and Azure AD logins"})
+    assert r.status == 200
+    await until(lambda: _first(ids("Log in through Okta single sign-on"), b["id"]))
+    # GET /ideas/{id}/similar: never the idea itself.
+    r = await api.get(f"{I}/{a['id']}/similar", params={"limit": 5})
+    assert r.status == 200 and r.data[0]["idea"]["id"] == c["id"]
+    assert a["id"] not in [o["idea"]["id"] for o in r.data]
+    # Deleted: left out within 2 s; merged: left out too.
+    await api.delete(f"{I}/{c['id']}")
+    await until(lambda: _lacks(ids("PDF download of reports"), c["id"]))
+    r = await api.get(f"{I}/{a['id']}/similar")
+    assert c["id"] not in [o["idea"]["id"] for o in r.data]
+    d = await new_idea(api, "Save dashboards as PDF documents")
+    await until(lambda: _has(ids("PDF download of reports"), d["id"]))
+    assert (await api.post(f"{I}/{d['id']}/merge", json={"intoId": a["id"]})).status == 200
+    await until(lambda: _lacks(ids("PDF download of reports"), d["id"]))
+    assert (await api.post(f"{I}/{d['id']}/unmerge")).status == 200
+    await until(lambda: _has(ids("PDF download of reports"), d["id"]))
+
+
+async def _has(ids: Any, idea_id: str) -> bool:
+    return idea_id in await ids
+
+
+async def _lacks(ids: Any, idea_id: str) -> bool:
+    return idea_id not in await ids
+
+
+async def _first(ids: Any, idea_id: str) -> bool:
+    got = await ids
+    return bool(got) and got[0] == idea_id
+
+
+async def test_validation_not_found_and_isolation(api: Api, new_workspace: Any) -> None:
+    idea = await new_idea(api, "Offline mode", "Work without a connection")
+    for params, field in (({"limit": 0}, "limit"), ({"limit": 51}, "limit"),
+                          ({"min_similarity": 1.5}, "min_similarity"),
+                          ({"min_similarity": "x"}, "min_similarity")):
+        r = await api.get(f"{I}/{idea['id']}/similar", params=params)
+        assert (r.status, r.error["code"], r.error.get("field")) == (
+            400, "validation_error", field), r.body
+    for body, field in (({"title": ""}, "title"), ({"title": "x" * 501}, "title"),
+                        ({"title": "x", "summary": "y" * 5001}, "summary"),
+                        ({"title": "x", "limit": 51}, "limit"),
+                        ({"title": "x", "minSimilarity": -0.1}, "minSimilarity"),
+                        ({"title": "x", "other": 1}, "other"), ({}, "title")):
+        r = await api.post(f"{I}/similar", json=body)
+        assert (r.status, r.error["code"], r.error.get("field")) == (
+            400, "validation_error", field), r.body
+    r = await api.get(f"{I}/{uuid.uuid4()}/similar")
+    assert r.status == 404 and r.error["code"] == "not_found"
+    other: Workspace = await new_workspace()
+    r = await other.api.get(f"{I}/{idea['id']}/similar")
+    assert r.status == 404
+    # The other workspace's search never sees this workspace's ideas.
+    theirs = await new_idea(other.api, "Printing of invoices")
+    await until(lambda: _has(_ids(other.api, "Work offline"), theirs["id"]))
+    assert idea["id"] not in await _ids(other.api, "Work offline without a connection")
+    await until(lambda: _has(_ids(api, "Work offline"), idea["id"]))
+    assert theirs["id"] not in await _ids(api, "Printing of invoices")
+
+
+async def _ids(api: Api, text: str) -> list[str]:
+    return [o["idea"]["id"] for o in await similar_to(api, text, limit=50)]
+
+
+async def test_automation_duplicate_by_meaning(api: Api, system: Any) -> None:
+    """Automation POST /ideas: after the url and title rules, an idea at least
+    DUPLICATE_SIMILARITY alike in meaning is a duplicate: skipped, with a Signal of the measured
+    similarity on the most similar idea; deleted and merged ideas never match."""
+    A = "/api/v1/automation/ideas"
+    dark = await new_idea(api, "Dark mode for the dashboard", "A dark colour scheme")
+    pdf = await new_idea(api, "Export reports as PDF", "Download any report as a PDF file")
+    await until(lambda: _has(_ids(api, "PDF export"), pdf["id"]))
+    await until(lambda: _has(_ids(api, "Dark theme"), dark["id"]))
+    r = await api.post(A, json={"title": "Night theme for the app",
+                                "summary": "The bright white screens hurt my eyes",
+                                "source": "slack", "authorName": "Ann"})
+    assert r.status == 200 and r.json == {"status": "skipped", "reason": "Duplicate idea",
+                                          "id": None}, r.body
+    sig = (await api.get(f"{I}/{dark['id']}/signals")).data[0]
+    assert sig["platform"] == "slack" and sig["userName"] == "Ann"
+    assert 0.5 <= sig["similarity"] < 1.0
+    assert sig["content"] == "The bright white screens hurt my eyes"
+    assert (await api.get(f"{I}/{dark['id']}")).data["signalCount"] == 1
+    # Unrelated: created.
+    r = await api.post(A, json={"title": "Recurring tasks every Monday"})
+    assert r.status == 201, r.body
+    # With a url, meaning does not decide (different urls are different items).
+    r = await api.post(A, json={"title": "Night theme for the app", "url": "https://x.io/1"})
+    assert r.status == 201, r.body
+    # Deleted and merged ideas never match.
+    twin = await new_idea(api, "Keyboard shortcuts for power users")
+    await until(lambda: _has(_ids(api, "Hotkeys"), twin["id"]))
+    await api.delete(f"{I}/{twin['id']}")
+    await until(lambda: _lacks(_ids(api, "Hotkeys"), twin["id"]))
+    r = await api.post(A, json={"title": "Keyboard shortcuts for power users"})
+    assert r.status == 201, r.body  # the deleted twin did not match
+    await api.post(f"{I}/{pdf['id']}/merge", json={"intoId": dark["id"]})
+    await until(lambda: _lacks(_ids(api, "PDF export"), pdf["id"]))
+    r = await api.post(A, json={"title": "Download reports as PDF files"})
+    assert r.status == 201, r.body
+
+
+async def test_rebuild_embeds_ideas_written_by_sql(api: Api, ws: Workspace, system: Any) -> None:
+    """`ideasctl similar rebuild`: ideas written by SQL (no events) become searchable; a restart
+    would reload these rows, not recompute them."""
+    import json
+    import subprocess
+    import sys
+
+    import psycopg2
+
+    from tests.support.processes import ROOT
+
+    conn = psycopg2.connect(system.database_url)
+    with conn, conn.cursor() as cur:
+        cur.execute("INSERT INTO ideas.ideas (workspace_id, id, number, title, summary, status,"
+                    " title_key) VALUES (%s, %s, 9001, 'Gantt chart for project plans',"
+                    " 'A timeline with dependencies', 'new', 'gantt chart for project plans')",
+                    (ws.id, str(uuid.uuid4())))
+    conn.close()
+    assert not await similar_to(api, "Timeline of dependent tasks")
+    out = subprocess.run([sys.executable, "-m", "services.ctl", "similar", "rebuild",
+                          "--workspace", ws.id], cwd=ROOT, capture_output=True, text=True,
+                         env={**system.env()}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["embedded"] == 1
+
+    async def found() -> bool:
+        got = await similar_to(api, "Timeline of dependent tasks")
+        return bool(got) and got[0]["idea"]["title"] == "Gantt chart for project plans"
+
+    await until(found)
