@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export VENV_BIN := $(abspath $(BIN))
 
-.PHONY: venv tools runtimes run test fuzz bench bench-load soak drills lint lint-format clean
+.PHONY: venv tools runtimes run test fuzz bench bench-load soak drills lint clean
 
 venv: $(VENV)/.installed
 
@@ -58,16 +58,14 @@ drills: venv
 	VENV_BIN=$(abspath $(BIN)) bash scripts/test_env.sh $(BIN)/python -m bench.drills
 
 # Pyflakes-level checks (unused names, undefined names, imports; ruff is fetched on first use),
-# then the type check of services and libs (mypy, pinned in the dev extras; pyproject.toml).
+# the formatter's check ([tool.ruff.format]; `ruff format services libs tests bench scripts`
+# fixes what it finds), then the type check of services and libs (mypy, pinned in the dev
+# extras; pyproject.toml).
 lint: venv
 	$(BIN)/pip install --quiet ruff
 	$(BIN)/ruff check --isolated --select F services libs tests bench scripts
-	$(BIN)/mypy
-
-# The formatter's check ([tool.ruff.format] in pyproject.toml); not yet part of `lint`.
-lint-format: venv
-	$(BIN)/pip install --quiet ruff
 	$(BIN)/ruff format --check services libs tests bench scripts
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) .run

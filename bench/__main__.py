@@ -10,8 +10,18 @@ import asyncio
 import importlib
 import sys
 
-AREAS = ("gateway", "ideas", "customers", "webhooks", "analytics", "mcp", "render", "reference",
-         "similar", "similar_models")
+AREAS = (
+    "gateway",
+    "ideas",
+    "customers",
+    "webhooks",
+    "analytics",
+    "mcp",
+    "render",
+    "reference",
+    "similar",
+    "similar_models",
+)
 
 
 def main() -> None:

@@ -36,8 +36,14 @@ DB_NAME = "ims_bench_analytics"
 IDEAS = 1_000_000
 RESULTS = Path(__file__).parent / "results"
 REPORTS = {
-    "summary": {}, "ideas-over-time": {"group_by": "status"}, "decisions": {}, "funnel": {},
-    "signals": {}, "roadmap": {}, "revenue-impact": {}, "categories": {},
+    "summary": {},
+    "ideas-over-time": {"group_by": "status"},
+    "decisions": {},
+    "funnel": {},
+    "signals": {},
+    "roadmap": {},
+    "revenue-impact": {},
+    "categories": {},
 }
 EXPORTS = ("ideas", "customers", "decisions", "signals")
 
@@ -135,19 +141,23 @@ def prepare(url: str) -> tuple[str, str]:
                 cur.execute("VACUUM ANALYZE ideas.signals")
                 cur.execute("VACUUM ANALYZE customers.customers")
                 cur.execute("VACUUM ANALYZE customers.idea_links")
-                cur.execute("VACUUM ANALYZE ideas.idea_months, ideas.signal_days,"
-                            " ideas.signal_idea_days, ideas.signal_firsts")
+                cur.execute(
+                    "VACUUM ANALYZE ideas.idea_months, ideas.signal_days,"
+                    " ideas.signal_idea_days, ideas.signal_firsts"
+                )
             print(f"seeded {IDEAS} ideas in {time.monotonic() - started:.0f} s", flush=True)
         else:
             ws = str(row[0])
         with conn, conn.cursor() as cur:  # ideas the API creates get numbers after the seeded
-            cur.execute("""
+            cur.execute(
+                """
                 INSERT INTO ideas.workspace_state AS s (workspace_id, next_idea_number)
                 SELECT %(ws)s, coalesce(max(number), 0) + 1 FROM ideas.ideas
                  WHERE workspace_id = %(ws)s
                 ON CONFLICT (workspace_id) DO UPDATE
                 SET next_idea_number = greatest(s.next_idea_number, EXCLUDED.next_idea_number)""",
-                        {"ws": ws})
+                {"ws": ws},
+            )
         key = admin.create_key(conn, ws, "bench", "all", "production")["key"]
     finally:
         conn.close()
@@ -167,7 +177,9 @@ def reset_peak(pid: int) -> None:
     Path(f"/proc/{pid}/clear_refs").write_text("5")  # resets VmHWM to the current RSS
 
 
-async def time_report(session: aiohttp.ClientSession, url: str, params: dict[str, str]) -> dict[str, Any]:
+async def time_report(
+    session: aiohttp.ClientSession, url: str, params: dict[str, str]
+) -> dict[str, Any]:
     for _ in range(5):
         async with session.get(url, params=params) as r:
             assert r.status == 200, await r.text()
@@ -179,11 +191,16 @@ async def time_report(session: aiohttp.ClientSession, url: str, params: dict[str
         async with session.get(url, params=params) as r:
             await r.read()
         samples.append((time.perf_counter() - t0) * 1000)
-    return {"n": len(samples), "p50_ms": round(statistics.median(samples), 1),
-            "p99_ms": round(percentile(samples, 99), 1)}
+    return {
+        "n": len(samples),
+        "p50_ms": round(statistics.median(samples), 1),
+        "p99_ms": round(percentile(samples, 99), 1),
+    }
 
 
-async def time_export(session: aiohttp.ClientSession, url: str, fmt: str, pid: int) -> dict[str, Any]:
+async def time_export(
+    session: aiohttp.ClientSession, url: str, fmt: str, pid: int
+) -> dict[str, Any]:
     idle = memory_kb(pid)["VmRSS"]
     reset_peak(pid)
     t0 = time.perf_counter()
@@ -195,8 +212,12 @@ async def time_export(session: aiohttp.ClientSession, url: str, fmt: str, pid: i
             records += chunk.count(b"\n") if fmt == "csv" else 0
     elapsed = time.perf_counter() - t0
     peak = memory_kb(pid)["VmHWM"]
-    return {"seconds": round(elapsed, 3), "bytes": size,
-            "peak_over_idle_mb": round((peak - idle) / 1024, 2), "idle_rss_mb": round(idle / 1024, 1)}
+    return {
+        "seconds": round(elapsed, 3),
+        "bytes": size,
+        "peak_over_idle_mb": round((peak - idle) / 1024, 2),
+        "idle_rss_mb": round(idle / 1024, 1),
+    }
 
 
 async def main() -> dict[str, Any]:
@@ -214,8 +235,9 @@ async def main() -> dict[str, Any]:
             for name, params in REPORTS.items():
                 if os.environ.get("BENCH_REPORTS", "1") == "0":  # 0: exports (and writes) only
                     break
-                result["reports"][name] = await time_report(session, f"/api/v1/analytics/{name}",
-                                                            params)
+                result["reports"][name] = await time_report(
+                    session, f"/api/v1/analytics/{name}", params
+                )
                 print(name, result["reports"][name], flush=True)
             for kind in EXPORTS:  # one warm-up each, so that idle includes the code paths
                 await time_export(session, f"/api/v1/export/{kind}", "json", pid)
@@ -257,20 +279,28 @@ async def time_writes(session: aiohttp.ClientSession, url: str, ws: str) -> dict
     counter = iter(range(1 << 30))
 
     async def create() -> None:
-        async with session.post("/api/v1/ideas", json={"title": f"Write cost {next(counter)}"}) as r:
+        async with session.post(
+            "/api/v1/ideas", json={"title": f"Write cost {next(counter)}"}
+        ) as r:
             assert r.status in (200, 201), await r.text()
 
     async def vote() -> None:
         n = next(counter)
-        async with session.post(f"/api/v1/ideas/{ids[n % len(ids)]}/vote",
-                                json={"voter": f"write-cost-{n}"}) as r:
+        async with session.post(
+            f"/api/v1/ideas/{ids[n % len(ids)]}/vote", json={"voter": f"write-cost-{n}"}
+        ) as r:
             assert r.status in (200, 201), await r.text()
 
     async def signal() -> None:
         n = next(counter)
-        async with session.post("/api/v1/automation/ideas", json={
-                "title": "Write cost duplicate", "url": "https://example.com/write-cost",
-                "source": platforms[n % len(platforms)]}) as r:
+        async with session.post(
+            "/api/v1/automation/ideas",
+            json={
+                "title": "Write cost duplicate",
+                "url": "https://example.com/write-cost",
+                "source": platforms[n % len(platforms)],
+            },
+        ) as r:
             assert r.status in (200, 201), await r.text()
 
     ops = {"create": create, "vote": vote, "signal": signal}
@@ -292,27 +322,47 @@ async def time_writes(session: aiohttp.ClientSession, url: str, ws: str) -> dict
     out: dict[str, Any] = {}
     for name in ops:
         on, off = samples["on"][name], samples["off"][name]
-        out[name] = {"n": len(on), "on_p50_ms": round(statistics.median(on), 2),
-                     "on_p99_ms": round(percentile(on, 99), 2),
-                     "off_p50_ms": round(statistics.median(off), 2),
-                     "off_p99_ms": round(percentile(off, 99), 2),
-                     "p50_ratio": round(statistics.median(on) / statistics.median(off), 2)}
+        out[name] = {
+            "n": len(on),
+            "on_p50_ms": round(statistics.median(on), 2),
+            "on_p99_ms": round(percentile(on, 99), 2),
+            "off_p50_ms": round(statistics.median(off), 2),
+            "off_p99_ms": round(percentile(off, 99), 2),
+            "p50_ratio": round(statistics.median(on) / statistics.median(off), 2),
+        }
     return out
 
 
 def write(result: dict[str, Any]) -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "analytics.json").write_text(json.dumps(result, indent=2) + "\n")
-    lines = [f"# Analytics on {result['ideas']:,} ideas", "",
-             "| Report | p50 ms | p99 ms | calls |", "|---|---|---|---|"]
-    lines += [f"| {k} | {v['p50_ms']} | {v['p99_ms']} | {v['n']} |"
-              for k, v in result["reports"].items()]
-    lines += ["", "| Export (10,000 records) | seconds | MB | peak RSS over idle, MB |",
-              "|---|---|---|---|"]
-    lines += [f"| {k} | {v['seconds']} | {v['bytes'] / 1e6:.1f} | {v['peak_over_idle_mb']} |"
-              for k, v in result["exports"].items()]
-    lines += ["", "| Write, with / without the rollup triggers | p50 ms on | p99 ms on | p50 ms off"
-              " | p99 ms off | p50 ratio | calls each |", "|---|---|---|---|---|---|---|"]
-    lines += [f"| {k} | {v['on_p50_ms']} | {v['on_p99_ms']} | {v['off_p50_ms']} | {v['off_p99_ms']}"
-              f" | {v['p50_ratio']} | {v['n']} |" for k, v in result.get("writes", {}).items()]
+    lines = [
+        f"# Analytics on {result['ideas']:,} ideas",
+        "",
+        "| Report | p50 ms | p99 ms | calls |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {k} | {v['p50_ms']} | {v['p99_ms']} | {v['n']} |" for k, v in result["reports"].items()
+    ]
+    lines += [
+        "",
+        "| Export (10,000 records) | seconds | MB | peak RSS over idle, MB |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {k} | {v['seconds']} | {v['bytes'] / 1e6:.1f} | {v['peak_over_idle_mb']} |"
+        for k, v in result["exports"].items()
+    ]
+    lines += [
+        "",
+        "| Write, with / without the rollup triggers | p50 ms on | p99 ms on | p50 ms off"
+        " | p99 ms off | p50 ratio | calls each |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {k} | {v['on_p50_ms']} | {v['on_p99_ms']} | {v['off_p50_ms']} | {v['off_p99_ms']}"
+        f" | {v['p50_ratio']} | {v['n']} |"
+        for k, v in result.get("writes", {}).items()
+    ]
     (RESULTS / "analytics.md").write_text("\n".join(lines) + "\n")

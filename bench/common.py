@@ -47,8 +47,12 @@ if str(ROOT) not in sys.path:
 
 from services.ctl.seed import seed  # noqa: E402
 from tests.support.api import make_key, make_workspace  # noqa: E402
-from tests.support.processes import (System, create_database, delete_queues,  # noqa: E402
-                                     drop_database)
+from tests.support.processes import (
+    System,
+    create_database,
+    delete_queues,  # noqa: E402
+    drop_database,
+)
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -83,15 +87,18 @@ async def timed_loop(fn: Any, clients: int, seconds: float, cap: int) -> dict[st
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(clients)))
     elapsed = time.perf_counter() - started
-    return {"requests": len(latencies), "rps": round(len(latencies) / elapsed, 1),
-            "p50_ms": pct_ms(latencies, 0.5), "p99_ms": pct_ms(latencies, 0.99)}
+    return {
+        "requests": len(latencies),
+        "rps": round(len(latencies) / elapsed, 1),
+        "p50_ms": pct_ms(latencies, 0.5),
+        "p99_ms": pct_ms(latencies, 0.99),
+    }
 
 
 class Client:
     """Calls through the gateway with one key; a status outside `ok` raises."""
 
-    def __init__(self, session: Any, base: str, key: str,
-                 ok: tuple[int, ...] = (200, 201)) -> None:
+    def __init__(self, session: Any, base: str, key: str, ok: tuple[int, ...] = (200, 201)) -> None:
         self.s, self.base, self.ok = session, base, ok
         self.h = client_headers(key)
 
@@ -104,13 +111,15 @@ class Client:
 
 
 @asynccontextmanager
-async def running_system(replicas: dict[str, int] | None = None,
-                         env: dict[str, str] | None = None) -> AsyncIterator[System]:
+async def running_system(
+    replicas: dict[str, int] | None = None, env: dict[str, str] | None = None
+) -> AsyncIterator[System]:
     """Every service as its own process, a fresh database and AMQP prefix; torn down after."""
     url = create_database()
     prefix = f"imsbench{secrets.token_hex(4)}"
-    system = System(url, prefix, replicas=replicas or {},
-                    env_overrides={"LOG_LEVEL": "info", **(env or {})})
+    system = System(
+        url, prefix, replicas=replicas or {}, env_overrides={"LOG_LEVEL": "info", **(env or {})}
+    )
     system.start()
     try:
         await system.wait_ready(timeout=60)
@@ -121,11 +130,20 @@ async def running_system(replicas: dict[str, int] | None = None,
         drop_database(url)
 
 
-async def start_system(url: str, root: Path = ROOT, replicas: dict[str, int] | None = None,
-                       env: dict[str, str] | None = None) -> System:
+async def start_system(
+    url: str,
+    root: Path = ROOT,
+    replicas: dict[str, int] | None = None,
+    env: dict[str, str] | None = None,
+) -> System:
     """Every service as its own process on an existing database (`root`: the source tree)."""
-    system = System(url, f"imsbench{secrets.token_hex(4)}", root=root, replicas=replicas or {},
-                    env_overrides={"LOG_LEVEL": "info", **(env or {})})
+    system = System(
+        url,
+        f"imsbench{secrets.token_hex(4)}",
+        root=root,
+        replicas=replicas or {},
+        env_overrides={"LOG_LEVEL": "info", **(env or {})},
+    )
     system.start()
     await system.wait_ready(timeout=90)
     return system
@@ -154,8 +172,9 @@ async def wait_http(url: str, timeout: float = 30.0) -> None:
             await asyncio.sleep(0.1)
 
 
-def seed_ideas(system: System, workspace_id: str, ideas: int, customers: int,
-               sample: int) -> tuple[dict[str, Any], float, list[str]]:
+def seed_ideas(
+    system: System, workspace_id: str, ideas: int, customers: int, sample: int
+) -> tuple[dict[str, Any], float, list[str]]:
     """`ideasctl seed` into the workspace, then VACUUM ANALYZE so plans see the data.
     Returns what the seed reports, its seconds, and up to `sample` idea ids to call."""
     conn = psycopg2.connect(system.database_url, options="-c timezone=UTC")
@@ -166,16 +185,19 @@ def seed_ideas(system: System, workspace_id: str, ideas: int, customers: int,
         conn.autocommit = True
         with conn.cursor() as cur:
             cur.execute("VACUUM ANALYZE ideas.ideas")
-            cur.execute("SELECT id::text FROM ideas.ideas WHERE workspace_id = %s LIMIT %s",
-                        (workspace_id, sample))
+            cur.execute(
+                "SELECT id::text FROM ideas.ideas WHERE workspace_id = %s LIMIT %s",
+                (workspace_id, sample),
+            )
             ids = [r[0] for r in cur.fetchall()]
     finally:
         conn.close()
     return seeded, seconds, ids
 
 
-def new_workspace(system: System, plan: str = "enterprise",
-                  rate_limit: int | None = 1_000_000_000) -> dict[str, Any]:
+def new_workspace(
+    system: System, plan: str = "enterprise", rate_limit: int | None = 1_000_000_000
+) -> dict[str, Any]:
     """A workspace with an all-scope key: {"id", "key", "key_id"}."""
     ws = make_workspace(system.database_url, plan=plan, rate_limit=rate_limit)
     key = make_key(system.database_url, ws["id"])
@@ -193,9 +215,16 @@ def _ms(text: str) -> float:
     return float(m.group(1)) * _WRK_UNITS[m.group(2)]
 
 
-def wrk_run(url: str, headers: dict[str, str], duration_s: int = 10, connections: int = 32,
-            method: str = "GET", body: bytes | None = None, threads: int = 1,
-            paths: list[str] | None = None) -> dict[str, Any]:
+def wrk_run(
+    url: str,
+    headers: dict[str, str],
+    duration_s: int = 10,
+    connections: int = 32,
+    method: str = "GET",
+    body: bytes | None = None,
+    threads: int = 1,
+    paths: list[str] | None = None,
+) -> dict[str, Any]:
     """Flat-out load with wrk; {"rps", "p50_ms", "p99_ms", "requests", "errors"}.
     With `paths`, each request goes to one of them (at random) on `url`'s host."""
     lines = [f'wrk.method = "{method}"']
@@ -204,16 +233,30 @@ def wrk_run(url: str, headers: dict[str, str], duration_s: int = 10, connections
         lines.append(f"wrk.body = {json.dumps(body.decode())}")
     if paths:
         lines.append("local paths = {" + ",".join(json.dumps(p) for p in paths) + "}")
-        lines.append("request = function() return wrk.format(nil, paths[math.random(#paths)])"
-                     " end")
+        lines.append("request = function() return wrk.format(nil, paths[math.random(#paths)]) end")
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write("\n".join(lines) + "\n")
         script = f.name
     try:
         out = subprocess.run(
-            ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration_s}s",
-             "--latency", "-s", script, url],
-            check=True, capture_output=True, text=True, timeout=duration_s + 30).stdout
+            [
+                "wrk",
+                "-t",
+                str(threads),
+                "-c",
+                str(connections),
+                "-d",
+                f"{duration_s}s",
+                "--latency",
+                "-s",
+                script,
+                url,
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=duration_s + 30,
+        ).stdout
     finally:
         os.unlink(script)
     pct = dict(re.findall(r"^\s+(\d+)%\s+(\S+)$", out, re.M))
@@ -227,23 +270,47 @@ def wrk_run(url: str, headers: dict[str, str], duration_s: int = 10, connections
         "requests": int(re.search(r"(\d+) requests in", out).group(1)),  # type: ignore[union-attr]
         "errors": (int(non2xx.group(1)) if non2xx else 0)
         + (sum(int(g) for g in sock.groups()) if sock else 0),
-        "connections": connections, "duration_s": duration_s,
+        "connections": connections,
+        "duration_s": duration_s,
     }
 
 
 # ---- paced: latency at a fixed offered load ----------------------------------------------
 
-def paced_run(url: str, headers: dict[str, str], rate: float, duration_s: float = 10.0,
-              method: str = "GET", body: bytes | None = None,
-              max_in_flight: int = 2000, paths: list[str] | None = None) -> dict[str, Any]:
+
+def paced_run(
+    url: str,
+    headers: dict[str, str],
+    rate: float,
+    duration_s: float = 10.0,
+    method: str = "GET",
+    body: bytes | None = None,
+    max_in_flight: int = 2000,
+    paths: list[str] | None = None,
+) -> dict[str, Any]:
     """Offer `rate` requests/s for `duration_s` from a separate process; latency percentiles.
     With `paths` (full URLs), the requests go to them in turn instead of to `url`."""
-    spec = json.dumps({"url": url, "urls": paths or [url], "headers": headers, "rate": rate, "duration_s": duration_s,
-                       "method": method, "body": body.decode() if body else None,
-                       "max_in_flight": max_in_flight})
-    out = subprocess.run([sys.executable, "-m", "bench.common", "paced", "-"], cwd=ROOT,
-                         input=spec, check=True, capture_output=True, text=True,
-                         timeout=duration_s + 60).stdout
+    spec = json.dumps(
+        {
+            "url": url,
+            "urls": paths or [url],
+            "headers": headers,
+            "rate": rate,
+            "duration_s": duration_s,
+            "method": method,
+            "body": body.decode() if body else None,
+            "max_in_flight": max_in_flight,
+        }
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.common", "paced", "-"],
+        cwd=ROOT,
+        input=spec,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=duration_s + 60,
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
@@ -260,15 +327,15 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
     conn = aiohttp.TCPConnector(limit=int(spec["max_in_flight"]), keepalive_timeout=60)
     timeout = aiohttp.ClientTimeout(total=30)
     async with aiohttp.ClientSession(connector=conn, timeout=timeout) as session:
-
         urls = spec.get("urls") or [spec["url"]]
 
         async def one(scheduled: float, i: int = 0) -> None:
             nonlocal errors
             async with limit:
                 try:
-                    async with session.request(spec["method"], urls[i % len(urls)], data=body,
-                                               headers=spec["headers"]) as r:
+                    async with session.request(
+                        spec["method"], urls[i % len(urls)], data=body, headers=spec["headers"]
+                    ) as r:
                         await r.read()
                         ok = r.status < 400
                 except (aiohttp.ClientError, asyncio.TimeoutError):
@@ -294,15 +361,23 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
             tasks.append(asyncio.create_task(one(scheduled, i)))
         await asyncio.gather(*tasks)
         elapsed = time.perf_counter() - start
-    return {"offered_rps": rate, "sent": total, "ok": len(latencies), "errors": errors,
-            "achieved_rps": round(total / elapsed, 1), "late_starts": late_starts,
-            "p50_ms": round(percentile(latencies, 50), 2),
-            "p90_ms": round(percentile(latencies, 90), 2),
-            "p99_ms": round(percentile(latencies, 99), 2),
-            "max_ms": round(max(latencies, default=0.0), 2), "duration_s": duration}
+    return {
+        "offered_rps": rate,
+        "sent": total,
+        "ok": len(latencies),
+        "errors": errors,
+        "achieved_rps": round(total / elapsed, 1),
+        "late_starts": late_starts,
+        "p50_ms": round(percentile(latencies, 50), 2),
+        "p90_ms": round(percentile(latencies, 90), 2),
+        "p99_ms": round(percentile(latencies, 99), 2),
+        "max_ms": round(max(latencies, default=0.0), 2),
+        "duration_s": duration,
+    }
 
 
 # ---- results ------------------------------------------------------------------------------
+
 
 def write_results(area: str, data: dict[str, Any], markdown: str) -> None:
     """bench/results/<area>.json and .md."""

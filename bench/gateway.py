@@ -30,9 +30,16 @@ def _direct_headers(internal_token: str, ws: dict[str, Any]) -> dict[str, str]:
     """What the gateway would send: the caller and the internal token."""
     from libs.api.route import SCOPES
 
-    who = Caller(workspace_id=uuid.UUID(ws["id"]), workspace_name="bench", plan="enterprise",
-                 inbox_mode="direct", key_id=uuid.UUID(ws["key_id"]), key_name="API key",
-                 scopes=frozenset(SCOPES), request_id="bench")
+    who = Caller(
+        workspace_id=uuid.UUID(ws["id"]),
+        workspace_name="bench",
+        plan="enterprise",
+        inbox_mode="direct",
+        key_id=uuid.UUID(ws["key_id"]),
+        key_name="API key",
+        scopes=frozenset(SCOPES),
+        request_id="bench",
+    )
     h = who.headers(internal_token)
     h.pop("X-Request-Id")
     return h
@@ -62,12 +69,19 @@ def _measure(system: Any) -> dict[str, Any]:
         rounds.append({"direct": d, "gateway": g, "ratio": round(g["rps"] / d["rps"], 3)})
     mid = sorted(rounds, key=lambda r: r["ratio"])[len(rounds) // 2]
     rate = round(mid["gateway"]["rps"] / 2)
-    paced_rounds = [{"gateway": paced_run(*gateway, rate=rate, duration_s=PACED_SECONDS),
-                     "direct": paced_run(*direct, rate=rate, duration_s=PACED_SECONDS)}
-                    for _ in range(ROUNDS)]
-    paced = {name: sorted((r[name] for r in paced_rounds),
-                          key=lambda x: x["p99_ms"])[len(paced_rounds) // 2]
-             for name in ("gateway", "direct")}
+    paced_rounds = [
+        {
+            "gateway": paced_run(*gateway, rate=rate, duration_s=PACED_SECONDS),
+            "direct": paced_run(*direct, rate=rate, duration_s=PACED_SECONDS),
+        }
+        for _ in range(ROUNDS)
+    ]
+    paced = {
+        name: sorted((r[name] for r in paced_rounds), key=lambda x: x["p99_ms"])[
+            len(paced_rounds) // 2
+        ]
+        for name in ("gateway", "direct")
+    }
     return {
         "call": f"GET {PATH}",
         "service": "ideas",
@@ -88,26 +102,28 @@ def _markdown(r: dict[str, Any]) -> str:
     rows = "\n".join(
         f"| {name} | {f[name]['rps']:.0f} | {f[name]['p50_ms']:.2f} | {f[name]['p99_ms']:.2f} "
         f"| {p[name]['p50_ms']:.2f} | {p[name]['p99_ms']:.2f} | {p[name]['errors']} |"
-        for name in ("direct", "gateway"))
+        for name in ("direct", "gateway")
+    )
     pairs = ", ".join(f"{x['gateway']['rps']:.0f}/{x['direct']['rps']:.0f}" for x in r["rounds"])
     load = ", ".join(f"{v:.1f}" for v in r["load_average"])
-    p99s = ", ".join(f"{x['gateway']['p99_ms']:.0f}/{x['direct']['p99_ms']:.0f}"
-                     for x in r["paced_rounds"])
+    p99s = ", ".join(
+        f"{x['gateway']['p99_ms']:.0f}/{x['direct']['p99_ms']:.0f}" for x in r["paced_rounds"]
+    )
     return f"""# Gateway benchmark
 
-Call: `{r['call']}` answered by {r['service']}; {r['cores']} cores shared by the load
+Call: `{r["call"]}` answered by {r["service"]}; {r["cores"]} cores shared by the load
 generator, the gateway, the service and PostgreSQL (load average at the end: {load}).
-Flat out: wrk, {f['gateway']['connections']} connections, {f['gateway']['duration_s']} s per run,
-{len(r['rounds'])} alternating rounds (gateway/direct rps: {pairs}); the table shows the round
-with the median ratio. Paced: {r['paced_rate_rps']} requests/s (half the gateway's capacity)
-for {p['gateway']['duration_s']:.0f} s, latency from each request's scheduled send time,
-{len(r['paced_rounds'])} alternating rounds (gateway/direct p99 ms: {p99s}); the table shows
+Flat out: wrk, {f["gateway"]["connections"]} connections, {f["gateway"]["duration_s"]} s per run,
+{len(r["rounds"])} alternating rounds (gateway/direct rps: {pairs}); the table shows the round
+with the median ratio. Paced: {r["paced_rate_rps"]} requests/s (half the gateway's capacity)
+for {p["gateway"]["duration_s"]:.0f} s, latency from each request's scheduled send time,
+{len(r["paced_rounds"])} alternating rounds (gateway/direct p99 ms: {p99s}); the table shows
 the median p99 of each.
 
 | path | flat rps | flat p50 ms | flat p99 ms | paced p50 ms | paced p99 ms | paced errors |
 |---|---|---|---|---|---|---|
 {rows}
 
-Gateway throughput / direct throughput: **{r['ratio_rps']:.0%}** (aim: at least 60%).
-Paced p99 through the gateway: **{p['gateway']['p99_ms']:.1f} ms** (aim: under 50 ms).
+Gateway throughput / direct throughput: **{r["ratio_rps"]:.0%}** (aim: at least 60%).
+Paced p99 through the gateway: **{p["gateway"]["p99_ms"]:.1f} ms** (aim: under 50 ms).
 """

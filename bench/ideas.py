@@ -51,8 +51,9 @@ async def deep_cursor(c: Client, pages: int) -> tuple[str, list[Any]]:
     """Walk `pages` pages of the default list; return the cursor of the last page reached."""
     cursor = None
     for _ in range(pages - 1):
-        body = await c.call("GET", "/api/v1/ideas", params={"limit": "25",
-                                                            **({"cursor": cursor} if cursor else {})})
+        body = await c.call(
+            "GET", "/api/v1/ideas", params={"limit": "25", **({"cursor": cursor} if cursor else {})}
+        )
         cursor = body["pagination"]["nextCursor"]
     payload = cursor.split(".")[0]
     values = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["v"]
@@ -64,14 +65,17 @@ async def measure(c: Client, ids: list[str], dsn: str, ws: str) -> dict[str, Any
     out: dict[str, Any] = {}
     plans: dict[str, str] = {}
     variants = {
-        "list_default": {}, "list_search": None,
+        "list_default": {},
+        "list_search": None,
         "list_sort_voteCount": {"sort": "voteCount"},
         "list_sort_totalCustomerARR": {"sort": "totalCustomerARR"},
     }
     for name, params in variants.items():
+
         async def one(i: int, params: Any = params) -> None:
             p = params if params is not None else {"search": WORDS[i % len(WORDS)]}
             await c.call("GET", "/api/v1/ideas", params={"limit": "25", **p})
+
         await one(0)
         out[name] = await loop(one)
         plans[name] = explain(dsn, ws, params if params is not None else {"search": "export"})
@@ -79,20 +83,27 @@ async def measure(c: Client, ids: list[str], dsn: str, ws: str) -> dict[str, Any
 
     async def deep(i: int) -> None:
         await c.call("GET", "/api/v1/ideas", params={"limit": "25", "cursor": cursor})
+
     out["list_page_1000"] = await loop(deep)
     plans["list_page_1000"] = explain(dsn, ws, {}, keyset)
 
     async def get(i: int) -> None:
         await c.call("GET", f"/api/v1/ideas/{ids[rnd.randrange(len(ids))]}")
+
     out["get_one"] = await loop(get)
 
     async def create(i: int) -> None:
         await c.call("POST", "/api/v1/ideas", json={"title": f"Bench idea {i}"})
+
     out["create_one"] = await loop(create, cap=5000)
 
     async def vote(i: int) -> None:
-        await c.call("POST", f"/api/v1/ideas/{ids[rnd.randrange(len(ids))]}/vote",
-                     json={"voter": f"bench-{i}"})
+        await c.call(
+            "POST",
+            f"/api/v1/ideas/{ids[rnd.randrange(len(ids))]}/vote",
+            json={"voter": f"bench-{i}"},
+        )
+
     out["vote"] = await loop(vote, cap=5000)
     p1, p1000 = out["list_default"]["p50_ms"], out["list_page_1000"]["p50_ms"]
     out["page_1000_vs_page_1"] = round(p1000 / p1, 3) if p1 else None
@@ -103,18 +114,29 @@ def write(results: dict[str, Any]) -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "ideas.json").write_text(json.dumps(results, indent=2) + "\n")
     r = results["results"]
-    md = ["# Ideas benchmark", "",
-          f"One workspace seeded with {results['seeded']['ideas']:,} ideas and "
-          f"{results['seeded']['customers']:,} customers by `ideasctl seed` in "
-          f"{results['seed_seconds']} s; 2-core machine; through the gateway on 127.0.0.1, "
-          f"{CLIENTS} concurrent clients, {SECONDS:.0f} s per measure.", "",
-          "| Measure | Requests | Throughput (req/s) | p50 (ms) | p99 (ms) |", "|---|---|---|---|---|"]
+    md = [
+        "# Ideas benchmark",
+        "",
+        f"One workspace seeded with {results['seeded']['ideas']:,} ideas and "
+        f"{results['seeded']['customers']:,} customers by `ideasctl seed` in "
+        f"{results['seed_seconds']} s; 2-core machine; through the gateway on 127.0.0.1, "
+        f"{CLIENTS} concurrent clients, {SECONDS:.0f} s per measure.",
+        "",
+        "| Measure | Requests | Throughput (req/s) | p50 (ms) | p99 (ms) |",
+        "|---|---|---|---|---|",
+    ]
     for name, v in r.items():
         if isinstance(v, dict):
             md.append(f"| {name} | {v['requests']} | {v['rps']} | {v['p50_ms']} | {v['p99_ms']} |")
-    md += ["", f"Page 1,000 p50 / page 1 p50: {r['page_1000_vs_page_1']}", "",
-           f"Load average (1 min) at the end: {results['load_average_1m']} on 2 cores.", "",
-           "## Query plans", ""]
+    md += [
+        "",
+        f"Page 1,000 p50 / page 1 p50: {r['page_1000_vs_page_1']}",
+        "",
+        f"Load average (1 min) at the end: {results['load_average_1m']} on 2 cores.",
+        "",
+        "## Query plans",
+        "",
+    ]
     for name, plan in results["plans"].items():
         md += [f"### {name}", "", "```", plan, "```", ""]
     (RESULTS / "ideas.md").write_text("\n".join(md))
@@ -126,10 +148,15 @@ async def main() -> dict[str, Any]:
         ws = new_workspace(system)
         seeded, seed_seconds, ids = seed_ideas(system, ws["id"], IDEAS, CUSTOMERS, 20000)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=32)) as session:
-            measured = await measure(Client(session, system.base_url, ws["key"]), ids, url,
-                                     ws["id"])
-    results = {"seeded": seeded, "seed_seconds": seed_seconds, **measured,
-               "load_average_1m": round(os.getloadavg()[0], 2)}
+            measured = await measure(
+                Client(session, system.base_url, ws["key"]), ids, url, ws["id"]
+            )
+    results = {
+        "seeded": seeded,
+        "seed_seconds": seed_seconds,
+        **measured,
+        "load_average_1m": round(os.getloadavg()[0], 2),
+    }
     write(results)
     print(json.dumps(results["results"], indent=2))
     return results

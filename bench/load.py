@@ -34,20 +34,41 @@ import psycopg2
 from bench.common import seed_ideas, start_system, stop_system, write_results
 from bench.reference import machine
 from tests.support.api import make_key, make_workspace
-from tests.support.processes import (LOG_DIR, SERVICES, System, create_database, drop_database, free_port)
+from tests.support.processes import (
+    LOG_DIR,
+    SERVICES,
+    System,
+    create_database,
+    drop_database,
+    free_port,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 IDEAS = int(os.environ.get("BENCH_LOAD_IDEAS", "20000"))
 USERS = int(os.environ.get("BENCH_LOAD_USERS", "64"))
 SECONDS = int(os.environ.get("BENCH_LOAD_SECONDS", "60"))
 WARMUP_S = 10
-FAMILIES = ("list", "detail", "subresource", "create", "vote", "patch", "link", "analytics",
-            "export")
-ENV = {"LOG_LEVEL": "info", "EXPORT_PER_HOUR": "1000000", "WEBHOOK_RETRY_SCHEDULE": "0,1,1,2,5",
-       "WEBHOOK_TIMEOUT_S": "5"}
+FAMILIES = (
+    "list",
+    "detail",
+    "subresource",
+    "create",
+    "vote",
+    "patch",
+    "link",
+    "analytics",
+    "export",
+)
+ENV = {
+    "LOG_LEVEL": "info",
+    "EXPORT_PER_HOUR": "1000000",
+    "WEBHOOK_RETRY_SCHEDULE": "0,1,1,2,5",
+    "WEBHOOK_TIMEOUT_S": "5",
+}
 
 
 # ---- the receiver -------------------------------------------------------------------------
+
 
 class ReceiverProcess:
     """A bare aiohttp receiver in a process of its own (`python -m bench.load receiver`)."""
@@ -58,8 +79,10 @@ class ReceiverProcess:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "bench.load", "receiver",
-                                      str(self.port), str(self.out)], cwd=ROOT)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.load", "receiver", str(self.port), str(self.out)],
+            cwd=ROOT,
+        )
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
@@ -98,8 +121,14 @@ def _receiver(port: int, out: str) -> None:
 
     def dump() -> None:
         with open(out, "w") as f:
-            json.dump({"deliveries": counts["deliveries"], "created": list(created),
-                       "duplicates": sum(n - 1 for n in created.values())}, f)
+            json.dump(
+                {
+                    "deliveries": counts["deliveries"],
+                    "created": list(created),
+                    "duplicates": sum(n - 1 for n in created.values()),
+                },
+                f,
+            )
 
     async def on_startup(app: web.Application) -> None:
         asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump)
@@ -111,6 +140,7 @@ def _receiver(port: int, out: str) -> None:
 
 
 # ---- the system and its workspace ---------------------------------------------------------
+
 
 async def start(replicas: int, url: str) -> System:
     return await start_system(url, replicas={svc: replicas for svc in SERVICES}, env=ENV)
@@ -125,28 +155,40 @@ async def prepare(system: System, receiver: ReceiverProcess) -> dict[str, Any]:
     with conn, conn.cursor() as cur:
         cur.execute("SELECT id::text FROM ideas.ideas WHERE workspace_id = %s", (ws["id"],))
         ideas = [r[0] for r in cur.fetchall()]
-        cur.execute("SELECT id::text FROM customers.customers WHERE workspace_id = %s",
-                    (ws["id"],))
+        cur.execute("SELECT id::text FROM customers.customers WHERE workspace_id = %s", (ws["id"],))
         customers = [r[0] for r in cur.fetchall()]
     conn.close()
     async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {keys[0]}"}) as s:
-        for path, events in (("/created", ["idea.created"]),
-                             ("/all", ["idea.created", "idea.updated", "idea.status_changed",
-                                       "idea.voted"])):
-            async with s.post(system.base_url + "/api/v1/webhooks",
-                              json={"targetUrl": receiver.url(path), "events": events}) as r:
+        for path, events in (
+            ("/created", ["idea.created"]),
+            ("/all", ["idea.created", "idea.updated", "idea.status_changed", "idea.voted"]),
+        ):
+            async with s.post(
+                system.base_url + "/api/v1/webhooks",
+                json={"targetUrl": receiver.url(path), "events": events},
+            ) as r:
                 if r.status != 200:  # an event type this build does not know: the created one
                     assert path == "/all", await r.text()
-                    async with s.post(system.base_url + "/api/v1/webhooks", json={
-                            "targetUrl": receiver.url(path), "events": ["idea.created",
-                                                                        "idea.updated"]}) as r2:
+                    async with s.post(
+                        system.base_url + "/api/v1/webhooks",
+                        json={
+                            "targetUrl": receiver.url(path),
+                            "events": ["idea.created", "idea.updated"],
+                        },
+                    ) as r2:
                         assert r2.status == 200, await r2.text()
     random.shuffle(ideas)
-    return {"workspace": ws["id"], "keys": keys, "ideas": ideas[:5000], "customers": customers,
-            "hosts": system.gateway_urls()}
+    return {
+        "workspace": ws["id"],
+        "keys": keys,
+        "ideas": ideas[:5000],
+        "customers": customers,
+        "hosts": system.gateway_urls(),
+    }
 
 
 # ---- processes: CPU and memory --------------------------------------------------------------
+
 
 def proc_sample(pid: int) -> tuple[float, float]:
     """(CPU seconds so far, resident MB) of a process."""
@@ -158,15 +200,21 @@ def proc_sample(pid: int) -> tuple[float, float]:
 
 
 def pids(system: System) -> dict[str, int]:
-    return {f"{svc}-{i}": p.pid for svc, procs in system.procs.items()
-            for i, p in enumerate(procs)}
+    return {f"{svc}-{i}": p.pid for svc, procs in system.procs.items() for i, p in enumerate(procs)}
 
 
 # ---- Locust -----------------------------------------------------------------------------------
 
-def run_locust(spec: dict[str, Any], users: int, seconds: int, watch: dict[str, int],
-               per_user_rps: float | None = None,
-               on_sample: Any = None, sample_every_s: float = 10.0) -> dict[str, Any]:
+
+def run_locust(
+    spec: dict[str, Any],
+    users: int,
+    seconds: int,
+    watch: dict[str, int],
+    per_user_rps: float | None = None,
+    on_sample: Any = None,
+    sample_every_s: float = 10.0,
+) -> dict[str, Any]:
     """Run the mix; per family stats, statuses, and CPU/memory of the `watch` processes."""
     with tempfile.TemporaryDirectory() as tmp:
         spec_file = Path(tmp) / "spec.json"
@@ -174,10 +222,25 @@ def run_locust(spec: dict[str, Any], users: int, seconds: int, watch: dict[str, 
         status_file = Path(tmp) / "statuses.json"
         env = {**os.environ, "LOAD_SPEC": str(spec_file), "LOAD_STATUS_OUT": str(status_file)}
         LOG_DIR.mkdir(parents=True, exist_ok=True)
-        cmd = [str(Path(sys.executable).parent / "locust"), "-f", str(ROOT / "bench/locustfile.py"),
-               "--headless", "--users", str(users), "--spawn-rate", str(max(1, users)),
-               "--run-time", f"{seconds}s", "--csv", str(Path(tmp) / "run"), "--only-summary",
-               "--loglevel", "WARNING", "--stop-timeout", "10"]
+        cmd = [
+            str(Path(sys.executable).parent / "locust"),
+            "-f",
+            str(ROOT / "bench/locustfile.py"),
+            "--headless",
+            "--users",
+            str(users),
+            "--spawn-rate",
+            str(max(1, users)),
+            "--run-time",
+            f"{seconds}s",
+            "--csv",
+            str(Path(tmp) / "run"),
+            "--only-summary",
+            "--loglevel",
+            "WARNING",
+            "--stop-timeout",
+            "10",
+        ]
         with open(LOG_DIR / "bench-locust.log", "ab") as log:
             proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=log)
         watch = {**watch, "locust": proc.pid}
@@ -206,13 +269,24 @@ def run_locust(spec: dict[str, Any], users: int, seconds: int, watch: dict[str, 
                 elapsed = time.monotonic() - started
             except OSError:
                 pass
-        processes = {name: {"cpu_core_share": round((last[name][0] - first[name][0]) / elapsed, 3),
-                            "rss_mb": round(last[name][1], 1)}
-                     for name in watch if name in last}
+        processes = {
+            name: {
+                "cpu_core_share": round((last[name][0] - first[name][0]) / elapsed, 3),
+                "rss_mb": round(last[name][1], 1),
+            }
+            for name in watch
+            if name in last
+        }
         stats = read_stats(Path(tmp) / "run_stats.csv")
         statuses = json.loads(status_file.read_text()) if status_file.exists() else {}
-    return {"families": stats, "statuses": statuses, "processes": processes,
-            "memory_samples": samples, "users": users, "seconds": seconds}
+    return {
+        "families": stats,
+        "statuses": statuses,
+        "processes": processes,
+        "memory_samples": samples,
+        "users": users,
+        "seconds": seconds,
+    }
 
 
 def read_stats(path: Path) -> dict[str, Any]:
@@ -220,11 +294,14 @@ def read_stats(path: Path) -> dict[str, Any]:
     with open(path) as f:
         for row in csv.DictReader(f):
             name = "total" if row["Name"] == "Aggregated" else row["Name"]
-            out[name] = {"requests": int(row["Request Count"]),
-                         "failures": int(row["Failure Count"]),
-                         "rps": round(float(row["Requests/s"]), 1),
-                         "p50_ms": float(row["50%"] or 0), "p99_ms": float(row["99%"] or 0),
-                         "p999_ms": float(row["99.9%"] or 0)}
+            out[name] = {
+                "requests": int(row["Request Count"]),
+                "failures": int(row["Failure Count"]),
+                "rps": round(float(row["Requests/s"]), 1),
+                "p50_ms": float(row["50%"] or 0),
+                "p99_ms": float(row["99%"] or 0),
+                "p999_ms": float(row["99.9%"] or 0),
+            }
     return out
 
 
@@ -258,9 +335,15 @@ async def main() -> dict[str, Any]:
     finally:
         receiver.stop()
         await asyncio.to_thread(drop_database, url)
-    data = {"machine": machine(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "command": "make bench-load", "ideas": IDEAS, "users": USERS, "seconds": SECONDS,
-            "runs": runs}
+    data = {
+        "machine": machine(),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": "make bench-load",
+        "ideas": IDEAS,
+        "users": USERS,
+        "seconds": SECONDS,
+        "runs": runs,
+    }
     write_results("load", data, markdown(data))
     print(markdown(data))
     return data
@@ -275,7 +358,8 @@ def markdown(data: dict[str, Any]) -> str:
         f"Locust, {data['users']} users without think time, {data['seconds']} s after a warm-up; "
         f"{data['ideas']:,} seeded ideas, 4 keys, 2 webhook subscriptions attached. Mix: lists "
         "30, details 30, sub-resources 20, creates 5, votes 4, patches 4, links 2, analytics 4, "
-        "exports 1 (percent).\n"]
+        "exports 1 (percent).\n",
+    ]
     for run in data["runs"]:
         lines.append(f"\n## {run['replicas']} replica(s) of each HTTP process\n")
         lines.append("| family | req/s | p50 ms | p99 ms | p99.9 ms | failures | answers |")
@@ -284,12 +368,19 @@ def markdown(data: dict[str, Any]) -> str:
             s = run["families"].get(fam)
             if s is None:
                 continue
-            answers = ", ".join(f"{k}: {v}" for k, v in sorted(
-                (run["statuses"].get(fam) or {}).items())) if fam != "total" else ""
-            lines.append(f"| {fam} | {s['rps']} | {s['p50_ms']:.0f} | {s['p99_ms']:.0f} "
-                         f"| {s['p999_ms']:.0f} | {s['failures']} | {answers} |")
-        lines.append(f"\n5xx answers: {run['five_hundreds']}; the machine's load average at "
-                     f"the end: {run.get('load_average_end')} (other work shared it).\n")
+            answers = (
+                ", ".join(f"{k}: {v}" for k, v in sorted((run["statuses"].get(fam) or {}).items()))
+                if fam != "total"
+                else ""
+            )
+            lines.append(
+                f"| {fam} | {s['rps']} | {s['p50_ms']:.0f} | {s['p99_ms']:.0f} "
+                f"| {s['p999_ms']:.0f} | {s['failures']} | {answers} |"
+            )
+        lines.append(
+            f"\n5xx answers: {run['five_hundreds']}; the machine's load average at "
+            f"the end: {run.get('load_average_end')} (other work shared it).\n"
+        )
         lines.append("| process | CPU (cores) | RSS MB |\n|---|---|---|")
         for name, p in sorted(run["processes"].items()):
             lines.append(f"| {name} | {p['cpu_core_share']} | {p['rss_mb']} |")

@@ -21,9 +21,13 @@ SPEC = json.loads(open(os.environ["LOAD_SPEC"]).read())
 IDEAS: list[str] = SPEC["ideas"]
 CUSTOMERS: list[str] = SPEC["customers"]
 KEYS: list[str] = SPEC["keys"]
-LISTS = ["/api/v1/ideas?limit=25", "/api/v1/ideas?limit=25&status=new",
-         "/api/v1/ideas?limit=25&sort=voteCount", "/api/v1/ideas?limit=25&category=Integrations",
-         "/api/v1/customers?limit=25"]
+LISTS = [
+    "/api/v1/ideas?limit=25",
+    "/api/v1/ideas?limit=25&status=new",
+    "/api/v1/ideas?limit=25&sort=voteCount",
+    "/api/v1/ideas?limit=25&category=Integrations",
+    "/api/v1/customers?limit=25",
+]
 SUBS = ["votes", "customers", "signals", "decisions"]
 ANALYTICS = ["summary", "funnel", "ideas-over-time", "categories"]
 STATUSES: dict[str, Counter[str]] = defaultdict(Counter)
@@ -45,8 +49,9 @@ def _write(**_: object) -> None:
 
 class Client(FastHttpUser):
     # Flat out for capacity; `per_user_rps` paces each user for the soak.
-    wait_time = (constant_throughput(SPEC["per_user_rps"]) if SPEC.get("per_user_rps")
-                 else constant(0))
+    wait_time = (
+        constant_throughput(SPEC["per_user_rps"]) if SPEC.get("per_user_rps") else constant(0)
+    )
     connection_timeout = 10.0
     network_timeout = 30.0
 
@@ -75,24 +80,39 @@ class Client(FastHttpUser):
     @task(5)
     def create(self) -> None:
         self.n += 1
-        self.client.post(self.base + "/api/v1/ideas", headers=self.h, name="create",
-                         json={"title": f"Load idea {random.getrandbits(48):x}",
-                               "category": "Integrations"})
+        self.client.post(
+            self.base + "/api/v1/ideas",
+            headers=self.h,
+            name="create",
+            json={"title": f"Load idea {random.getrandbits(48):x}", "category": "Integrations"},
+        )
 
     @task(4)
     def vote(self) -> None:
-        self.client.post(self.base + f"/api/v1/ideas/{random.choice(IDEAS)}/vote", headers=self.h,
-                         name="vote", json={"voter": f"user:{random.randrange(10**6)}"})
+        self.client.post(
+            self.base + f"/api/v1/ideas/{random.choice(IDEAS)}/vote",
+            headers=self.h,
+            name="vote",
+            json={"voter": f"user:{random.randrange(10**6)}"},
+        )
 
     @task(4)
     def patch(self) -> None:
-        self.client.patch(self.base + f"/api/v1/ideas/{random.choice(IDEAS)}", headers=self.h, name="patch",
-                          json={"summary": f"edited {random.getrandbits(32):x}"})
+        self.client.patch(
+            self.base + f"/api/v1/ideas/{random.choice(IDEAS)}",
+            headers=self.h,
+            name="patch",
+            json={"summary": f"edited {random.getrandbits(32):x}"},
+        )
 
     @task(2)
     def link(self) -> None:
-        self.client.post(self.base + f"/api/v1/ideas/{random.choice(IDEAS)}/customers", headers=self.h,
-                         name="link", json={"customerId": random.choice(CUSTOMERS)})
+        self.client.post(
+            self.base + f"/api/v1/ideas/{random.choice(IDEAS)}/customers",
+            headers=self.h,
+            name="link",
+            json={"customerId": random.choice(CUSTOMERS)},
+        )
 
     @task(4)
     def analytics(self) -> None:

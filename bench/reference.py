@@ -32,9 +32,18 @@ from typing import Any
 
 import aiohttp
 
-from bench.common import (ROOT, new_workspace, paced_run, seed_ideas, start_system, stop_system,
-                          wait_http, wrk_run, write_results)
-from tests.support.processes import (LOG_DIR, System, create_database, drop_database, free_port)
+from bench.common import (
+    ROOT,
+    new_workspace,
+    paced_run,
+    seed_ideas,
+    start_system,
+    stop_system,
+    wait_http,
+    wrk_run,
+    write_results,
+)
+from tests.support.processes import LOG_DIR, System, create_database, drop_database, free_port
 
 IDEAS = int(os.environ.get("BENCH_IDEAS", "100000"))
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "64"))
@@ -46,8 +55,7 @@ AIM = {"detail": 0.85, "list": 0.8, "paced_p99_ms": 50}
 
 
 def calls(ids: list[str]) -> dict[str, list[str]]:
-    return {"detail": [f"/api/v1/ideas/{i}" for i in ids],
-            "list": ["/api/v1/ideas?limit=25"]}
+    return {"detail": [f"/api/v1/ideas/{i}" for i in ids], "list": ["/api/v1/ideas?limit=25"]}
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -61,16 +69,18 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / tick
 
 
-def measured(base: str, paths: list[str], headers: dict[str, str], pids: list[int],
-             seconds: int) -> dict[str, Any]:
+def measured(
+    base: str, paths: list[str], headers: dict[str, str], pids: list[int], seconds: int
+) -> dict[str, Any]:
     before = cpu_seconds(pids)
     r = wrk_run(base, headers, duration_s=seconds, connections=CONNECTIONS, paths=paths)
     r["cpu_us_per_request"] = round((cpu_seconds(pids) - before) / max(1, r["requests"]) * 1e6)
     return r
 
 
-def compare(system: System, sys_pids: list[int], ref: str, ref_pids: list[int],
-            key: str, ids: list[str]) -> dict[str, Any]:
+def compare(
+    system: System, sys_pids: list[int], ref: str, ref_pids: list[int], key: str, ids: list[str]
+) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {key}"}
     out: dict[str, Any] = {}
     for name, paths in calls(ids).items():
@@ -80,21 +90,42 @@ def compare(system: System, sys_pids: list[int], ref: str, ref_pids: list[int],
         for _ in range(ROUNDS):
             a = measured(ref, paths, headers, ref_pids, WRK_SECONDS)
             b = measured(system.base_url, paths, headers, sys_pids, WRK_SECONDS)
-            rounds.append({"reference": a, "system": b, "ratio": round(b["rps"] / a["rps"], 3),
-                           "cpu_ratio": round(a["cpu_us_per_request"]
-                                              / max(1, b["cpu_us_per_request"]), 3)})
+            rounds.append(
+                {
+                    "reference": a,
+                    "system": b,
+                    "ratio": round(b["rps"] / a["rps"], 3),
+                    "cpu_ratio": round(
+                        a["cpu_us_per_request"] / max(1, b["cpu_us_per_request"]), 3
+                    ),
+                }
+            )
         mid = sorted(rounds, key=lambda r: r["ratio"])[len(rounds) // 2]
         cpu_ratio = sorted(r["cpu_ratio"] for r in rounds)[len(rounds) // 2]
         rate = round(mid["system"]["rps"] / 2)
-        paced = [paced_run(system.base_url + paths[0], headers, rate=rate,
-                           duration_s=PACED_SECONDS, paths=[system.base_url + p for p in paths[:500]])
-                 for _ in range(3)]
-        out[name] = {"ratio": mid["ratio"], "cpu_ratio": cpu_ratio, "rounds": rounds,
-                     "system_rps": mid["system"]["rps"], "reference_rps": mid["reference"]["rps"],
-                     "cpu_us": {"system": mid["system"]["cpu_us_per_request"],
-                                "reference": mid["reference"]["cpu_us_per_request"]},
-                     "paced_rate_rps": rate,
-                     "paced": sorted(paced, key=lambda p: p["p99_ms"])[len(paced) // 2]}
+        paced = [
+            paced_run(
+                system.base_url + paths[0],
+                headers,
+                rate=rate,
+                duration_s=PACED_SECONDS,
+                paths=[system.base_url + p for p in paths[:500]],
+            )
+            for _ in range(3)
+        ]
+        out[name] = {
+            "ratio": mid["ratio"],
+            "cpu_ratio": cpu_ratio,
+            "rounds": rounds,
+            "system_rps": mid["system"]["rps"],
+            "reference_rps": mid["reference"]["rps"],
+            "cpu_us": {
+                "system": mid["system"]["cpu_us_per_request"],
+                "reference": mid["reference"]["cpu_us_per_request"],
+            },
+            "paced_rate_rps": rate,
+            "paced": sorted(paced, key=lambda p: p["p99_ms"])[len(paced) // 2],
+        }
     return out
 
 
@@ -102,15 +133,41 @@ def pids_of(system: System) -> list[int]:
     return [system.procs["gateway"][0].pid, system.procs["ideas"][0].pid]
 
 
-def start_reference(database_url: str, workspace_id: str) -> tuple[str, list[subprocess.Popen[bytes]]]:
+def start_reference(
+    database_url: str, workspace_id: str
+) -> tuple[str, list[subprocess.Popen[bytes]]]:
     server_port, proxy_port = free_port(), free_port()
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     log = open(LOG_DIR / "bench-reference.log", "ab")
-    procs = [subprocess.Popen([sys.executable, "-m", "bench.reference", "server", str(server_port),
-                               database_url, workspace_id], cwd=ROOT, stdout=log, stderr=log),
-             subprocess.Popen([sys.executable, "-m", "bench.reference", "proxy", str(proxy_port),
-                               f"http://127.0.0.1:{server_port}"], cwd=ROOT, stdout=log,
-                              stderr=log)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.reference",
+                "server",
+                str(server_port),
+                database_url,
+                workspace_id,
+            ],
+            cwd=ROOT,
+            stdout=log,
+            stderr=log,
+        ),
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.reference",
+                "proxy",
+                str(proxy_port),
+                f"http://127.0.0.1:{server_port}",
+            ],
+            cwd=ROOT,
+            stdout=log,
+            stderr=log,
+        ),
+    ]
     log.close()
     return f"http://127.0.0.1:{proxy_port}", procs
 
@@ -126,8 +183,9 @@ async def main() -> dict[str, Any]:
         seeder = await start_system(url, ROOT)
         try:
             ws = new_workspace(seeder)
-            _, seed_s, ids = await asyncio.to_thread(seed_ideas, seeder, ws["id"], IDEAS,
-                                                     1000, SAMPLE_IDS)
+            _, seed_s, ids = await asyncio.to_thread(
+                seed_ideas, seeder, ws["id"], IDEAS, 1000, SAMPLE_IDS
+            )
         finally:
             await stop_system(seeder)
         random.shuffle(ids)
@@ -142,8 +200,9 @@ async def main() -> dict[str, Any]:
         for name, root in runs:
             system = await start_system(url, root)
             try:
-                result[name] = await asyncio.to_thread(compare, system, pids_of(system), ref,
-                                                       ref_pids, ws["key"], ids)
+                result[name] = await asyncio.to_thread(
+                    compare, system, pids_of(system), ref, ref_pids, ws["key"], ids
+                )
             finally:
                 await stop_system(system)
         if tmp is not None:
@@ -153,13 +212,22 @@ async def main() -> dict[str, Any]:
             p.terminate()
             p.wait(timeout=15)
         await asyncio.to_thread(drop_database, url)
-    result.update({
-        "machine": machine(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": ("BENCH_BASELINE=" + baseline + " " if baseline else "")
-        + "flock /tmp/bench.lock .venv/bin/python -m bench reference",
-        "baseline": baseline, "ideas": IDEAS, "seed_s": seed_s, "connections": CONNECTIONS,
-        "rounds": ROUNDS, "wrk_seconds": WRK_SECONDS, "aim": AIM,
-        "load_average_end": os.getloadavg()})
+    result.update(
+        {
+            "machine": machine(),
+            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "command": ("BENCH_BASELINE=" + baseline + " " if baseline else "")
+            + "flock /tmp/bench.lock .venv/bin/python -m bench reference",
+            "baseline": baseline,
+            "ideas": IDEAS,
+            "seed_s": seed_s,
+            "connections": CONNECTIONS,
+            "rounds": ROUNDS,
+            "wrk_seconds": WRK_SECONDS,
+            "aim": AIM,
+            "load_average_end": os.getloadavg(),
+        }
+    )
     write_results("reference", result, markdown(result))
     print(markdown(result))
     return result
@@ -169,14 +237,20 @@ def machine() -> dict[str, Any]:
     model = ""
     try:
         with open("/proc/cpuinfo") as f:
-            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
+            model = next(
+                (ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), ""
+            )
     except OSError:
         pass
     mem_kb = 0
     with open("/proc/meminfo") as f:
         mem_kb = int(f.readline().split()[1])
-    return {"cpu": model, "cores": os.cpu_count(), "memory_gb": round(mem_kb / 2**20, 1),
-            "python": sys.version.split()[0]}
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "memory_gb": round(mem_kb / 2**20, 1),
+        "python": sys.version.split()[0],
+    }
 
 
 def markdown(r: dict[str, Any]) -> str:
@@ -196,7 +270,8 @@ def markdown(r: dict[str, Any]) -> str:
         "one).\n",
         "| code | call | ratio (aim) | CPU ratio | system rps | reference rps | CPU us/req "
         "system / reference | paced rps | paced p50 / p99 ms | paced errors |",
-        "|---|---|---|---|---|---|---|---|---|---|"]
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for run in ("before", "after"):
         if run not in r:
             continue
@@ -206,7 +281,8 @@ def markdown(r: dict[str, Any]) -> str:
                 f"| {run} | {call} | **{c['ratio']:.2f}** ({AIM[call]}) | {c['cpu_ratio']:.2f} "
                 f"| {c['system_rps']:.0f} "
                 f"| {c['reference_rps']:.0f} | {c['cpu_us']['system']} / {c['cpu_us']['reference']} "
-                f"| {c['paced_rate_rps']} | {p['p50_ms']:.1f} / {p['p99_ms']:.1f} | {p['errors']} |")
+                f"| {c['paced_rate_rps']} | {p['p50_ms']:.1f} / {p['p99_ms']:.1f} | {p['errors']} |"
+            )
     for run in ("before", "after"):
         for call, c in r.get(run, {}).items():
             ratios = ", ".join(f"{x['ratio']:.2f}" for x in c["rounds"])
@@ -216,6 +292,7 @@ def markdown(r: dict[str, Any]) -> str:
 
 
 # ---- the reference: a bare server and a bare proxy ------------------------------------------
+
 
 def _server(port: int, dsn: str, workspace_id: str) -> None:
     import uuid
@@ -228,7 +305,9 @@ def _server(port: int, dsn: str, workspace_id: str) -> None:
     from services.ideas.render import DETAIL_JSON
 
     ws = uuid.UUID(workspace_id)
-    detail_sql = f"SELECT ({DETAIL_JSON})::text FROM ideas.ideas i WHERE i.workspace_id = %s AND i.id = %s"
+    detail_sql = (
+        f"SELECT ({DETAIL_JSON})::text FROM ideas.ideas i WHERE i.workspace_id = %s AND i.id = %s"
+    )
     first_page = ListIdeasQuery.model_validate({"limit": 25})
 
     async def pool_ctx(app: web.Application) -> Any:
@@ -243,8 +322,9 @@ def _server(port: int, dsn: str, workspace_id: str) -> None:
             row = await cur.fetchone()
         if row is None:
             return web.Response(status=404)
-        return web.Response(body=b'{"data":' + row[0].encode() + b"}",
-                            content_type="application/json")
+        return web.Response(
+            body=b'{"data":' + row[0].encode() + b"}", content_type="application/json"
+        )
 
     async def page(request: web.Request) -> web.Response:
         sql, params = listing.page_sql(first_page, ws, None)
@@ -252,8 +332,13 @@ def _server(port: int, dsn: str, workspace_id: str) -> None:
             await prepared.execute(cur, sql, params)
             rows = (await cur.fetchall())[:25]
             total = await listing.status_total(cur, ws, None)
-        body = ('{"data":[' + ",".join(r[2] for r in rows) + '],"pagination":{"total":'
-                + str(total) + "}}")
+        body = (
+            '{"data":['
+            + ",".join(r[2] for r in rows)
+            + '],"pagination":{"total":'
+            + str(total)
+            + "}}"
+        )
         return web.Response(text=body, content_type="application/json")
 
     app = web.Application()
@@ -268,18 +353,26 @@ def _proxy(port: int, upstream: str) -> None:
 
     async def session_ctx(app: web.Application) -> Any:
         app["session"] = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=0), auto_decompress=False)
+            connector=aiohttp.TCPConnector(limit=0), auto_decompress=False
+        )
         yield
         await app["session"].close()
 
     async def forward(request: web.Request) -> web.Response:
-        headers = {k: v for k, v in request.headers.items()
-                   if k.lower() not in ("host", "connection", "content-length")}
-        async with request.app["session"].request(request.method, upstream + request.path_qs,
-                                                  headers=headers) as r:
+        headers = {
+            k: v
+            for k, v in request.headers.items()
+            if k.lower() not in ("host", "connection", "content-length")
+        }
+        async with request.app["session"].request(
+            request.method, upstream + request.path_qs, headers=headers
+        ) as r:
             body = await r.read()
-            return web.Response(body=body, status=r.status,
-                                content_type=r.content_type or "application/octet-stream")
+            return web.Response(
+                body=body,
+                status=r.status,
+                content_type=r.content_type or "application/octet-stream",
+            )
 
     app = web.Application()
     app.cleanup_ctx.append(session_ctx)

@@ -27,8 +27,14 @@ from typing import Any
 import aiohttp
 import psycopg2
 
-from bench.common import (ACCEPT_ENCODING, RESULTS, client_headers, new_workspace,
-                          running_system, seed_ideas)
+from bench.common import (
+    ACCEPT_ENCODING,
+    RESULTS,
+    client_headers,
+    new_workspace,
+    running_system,
+    seed_ideas,
+)
 
 IDEAS = int(os.environ.get("BENCH_IDEAS", "50000"))
 TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
@@ -36,10 +42,13 @@ MEASURES = {  # name: (path, params, service, calls)
     "list_25": ("/api/v1/ideas", {"limit": "25"}, "ideas", 400),
     "list_100": ("/api/v1/ideas", {"limit": "100"}, "ideas", 200),
     "detail": ("/api/v1/ideas/{id}", {}, "ideas", 400),
-    "export_json_10k": ("/api/v1/export/ideas", {"format": "json", "limit": "10000"},
-                        "analytics", 6),
-    "export_csv_10k": ("/api/v1/export/ideas", {"format": "csv", "limit": "10000"},
-                       "analytics", 6),
+    "export_json_10k": (
+        "/api/v1/export/ideas",
+        {"format": "json", "limit": "10000"},
+        "analytics",
+        6,
+    ),
+    "export_csv_10k": ("/api/v1/export/ideas", {"format": "csv", "limit": "10000"}, "analytics", 6),
 }
 
 
@@ -78,21 +87,27 @@ def postgres_pids(dsn: str) -> list[int]:
     return [master, *children]
 
 
-async def measure(session: aiohttp.ClientSession, base: str, ids: list[str],
-                  pids: dict[str, list[int]], dsn: str) -> dict[str, Any]:
+async def measure(
+    session: aiohttp.ClientSession, base: str, ids: list[str], pids: dict[str, list[int]], dsn: str
+) -> dict[str, Any]:
     rnd = random.Random(5)
     out: dict[str, Any] = {}
     for name, (path, params, service, calls) in MEASURES.items():
+
         async def call() -> int:
             url = base + path.replace("{id}", ids[rnd.randrange(len(ids))])
             async with session.get(url, params=params) as r:
                 body = await r.read()
                 assert r.status == 200, body[:200]
                 return len(body)
+
         for _ in range(max(2, calls // 20)):  # warm-up: caches, prepared statements
             await call()
-        groups = {"gateway": pids["gateway"], service: pids[service],
-                  "postgres": postgres_pids(dsn)}
+        groups = {
+            "gateway": pids["gateway"],
+            service: pids[service],
+            "postgres": postgres_pids(dsn),
+        }
         before = {k: cpu_ms(v) for k, v in groups.items()}
         latencies, size = [], 0
         for _ in range(calls):
@@ -100,9 +115,13 @@ async def measure(session: aiohttp.ClientSession, base: str, ids: list[str],
             size = await call()
             latencies.append((time.perf_counter() - t0) * 1000)
         cpu = {k: round((cpu_ms(v) - before[k]) / calls, 3) for k, v in groups.items()}
-        out[name] = {"calls": calls, "p50_ms": round(statistics.median(latencies), 2),
-                     "cpu_ms_per_call": cpu, "cpu_ms_total": round(sum(cpu.values()), 3),
-                     "body_bytes": size}
+        out[name] = {
+            "calls": calls,
+            "p50_ms": round(statistics.median(latencies), 2),
+            "cpu_ms_per_call": cpu,
+            "cpu_ms_total": round(sum(cpu.values()), 3),
+            "body_bytes": size,
+        }
         print(name, out[name], flush=True)
     return out
 
@@ -114,8 +133,12 @@ async def main() -> dict[str, Any]:
         pids = {svc: [p.pid for p in procs] for svc, procs in system.procs.items()}
         async with aiohttp.ClientSession(headers=client_headers(ws["key"])) as session:
             measured = await measure(session, system.base_url, ids, pids, system.database_url)
-    result = {"ideas": IDEAS, "accept_encoding": ACCEPT_ENCODING or "gzip, deflate",
-              "results": measured, "load_average_1m": round(os.getloadavg()[0], 2)}
+    result = {
+        "ideas": IDEAS,
+        "accept_encoding": ACCEPT_ENCODING or "gzip, deflate",
+        "results": measured,
+        "load_average_1m": round(os.getloadavg()[0], 2),
+    }
     write(result)
     return result
 
@@ -123,14 +146,20 @@ async def main() -> dict[str, Any]:
 def write(result: dict[str, Any]) -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "render.json").write_text(json.dumps(result, indent=2) + "\n")
-    lines = [f"# Rendering cost on {result['ideas']:,} ideas", "",
-             f"One call at a time through the gateway; client Accept-Encoding: "
-             f"{result['accept_encoding']}; load average {result['load_average_1m']} at the end.",
-             "", "| Measure | p50 ms | CPU ms/call: gateway | service | PostgreSQL | total | body bytes |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Rendering cost on {result['ideas']:,} ideas",
+        "",
+        f"One call at a time through the gateway; client Accept-Encoding: "
+        f"{result['accept_encoding']}; load average {result['load_average_1m']} at the end.",
+        "",
+        "| Measure | p50 ms | CPU ms/call: gateway | service | PostgreSQL | total | body bytes |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, v in result["results"].items():
         cpu = v["cpu_ms_per_call"]
         service = next(k for k in cpu if k not in ("gateway", "postgres"))
-        lines.append(f"| {name} | {v['p50_ms']} | {cpu['gateway']} | {cpu[service]} | "
-                     f"{cpu['postgres']} | {v['cpu_ms_total']} | {v['body_bytes']} |")
+        lines.append(
+            f"| {name} | {v['p50_ms']} | {cpu['gateway']} | {cpu[service]} | "
+            f"{cpu['postgres']} | {v['cpu_ms_total']} | {v['body_bytes']} |"
+        )
     (RESULTS / "render.md").write_text("\n".join(lines) + "\n")

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from bench.common import RESULTS, ROOT
 
-SECTIONS = (("reference", "One request against a bare reference"),
-            ("load", "Mixed load, 1 and 2 replicas"), ("soak", "Soak"),
-            ("drills", "Fault drills"))
+SECTIONS = (
+    ("reference", "One request against a bare reference"),
+    ("load", "Mixed load, 1 and 2 replicas"),
+    ("soak", "Soak"),
+    ("drills", "Fault drills"),
+)
 
 HEAD = """# Performance
 

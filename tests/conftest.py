@@ -30,9 +30,16 @@ def database_url() -> Any:
 async def system(database_url: str) -> AsyncIterator[System]:
     """Every service running as its own process, two gateways sharing the limits."""
     prefix = f"imstest{secrets.token_hex(4)}"
-    sys_ = System(database_url, prefix, replicas={"gateway": 2},
-                  env_overrides={"WEBHOOK_RETRY_SCHEDULE": "0,1,1", "WEBHOOK_TIMEOUT_S": "2",
-                                 "RETENTION_INTERVAL_S": "1"})
+    sys_ = System(
+        database_url,
+        prefix,
+        replicas={"gateway": 2},
+        env_overrides={
+            "WEBHOOK_RETRY_SCHEDULE": "0,1,1",
+            "WEBHOOK_TIMEOUT_S": "2",
+            "RETENTION_INTERVAL_S": "1",
+        },
+    )
     sys_.start()
     try:
         await sys_.wait_ready()
@@ -61,16 +68,25 @@ WorkspaceFactory = Callable[..., Awaitable[Workspace]]
 
 
 @pytest.fixture
-def new_workspace(system: System, http: aiohttp.ClientSession, openapi: OpenApi) -> WorkspaceFactory:
+def new_workspace(
+    system: System, http: aiohttp.ClientSession, openapi: OpenApi
+) -> WorkspaceFactory:
     """Make a workspace with an all-scope key; each test gets data of its own."""
 
-    async def make(plan: str = "enterprise", rate_limit: int | None = 100_000,
-                   inbox_mode: str = "direct", scopes: str = "all", name: str | None = None) -> Workspace:
-        ws = make_workspace(system.database_url, plan=plan, rate_limit=rate_limit,
-                            inbox_mode=inbox_mode, name=name)
+    async def make(
+        plan: str = "enterprise",
+        rate_limit: int | None = 100_000,
+        inbox_mode: str = "direct",
+        scopes: str = "all",
+        name: str | None = None,
+    ) -> Workspace:
+        ws = make_workspace(
+            system.database_url, plan=plan, rate_limit=rate_limit, inbox_mode=inbox_mode, name=name
+        )
         key = make_key(system.database_url, ws["id"], scopes=scopes)
-        return Workspace(ws["id"], key["key"], key["id"], Api(http, system.base_url, key["key"],
-                                                               openapi), plan)
+        return Workspace(
+            ws["id"], key["key"], key["id"], Api(http, system.base_url, key["key"], openapi), plan
+        )
 
     return make
 

@@ -45,10 +45,12 @@ def _config(value: Any) -> ConfigDict:
 def data_of(name: str, tp: Any, description: str) -> type[BaseModel]:
     """`{"data": tp}` as a named model (component names must be plain identifiers)."""
     inner = example_of(tp)
-    base = type(f"_{name}", (Out,), {"model_config": _config(
-        None if inner is None else {"data": inner})})
-    return create_model(name, __base__=base, __doc__=description,
-                        data=(tp, Field(description="The result")))
+    base = type(
+        f"_{name}", (Out,), {"model_config": _config(None if inner is None else {"data": inner})}
+    )
+    return create_model(
+        name, __base__=base, __doc__=description, data=(tp, Field(description="The result"))
+    )
 
 
 PAGE_EXAMPLE = {"limit": 25, "hasMore": True, "nextCursor": "eyJzIjoiNWQ0MSIsInYiOltdfQ.c2ln"}
@@ -58,10 +60,22 @@ def page_of(name: str, tp: Any, description: str, total: bool = False) -> type[B
     """`{"data": [tp], "pagination": ...}`: one keyset page."""
     inner = example_of(tp)
     pagination = {**PAGE_EXAMPLE, "total": 1234} if total else PAGE_EXAMPLE
-    base = type(f"_{name}", (Out,), {"model_config": _config(
-        None if inner is None else {"data": [inner], "pagination": pagination})})
+    base = type(
+        f"_{name}",
+        (Out,),
+        {
+            "model_config": _config(
+                None if inner is None else {"data": [inner], "pagination": pagination}
+            )
+        },
+    )
     return create_model(
-        name, __base__=base, __doc__=description,
+        name,
+        __base__=base,
+        __doc__=description,
         data=(list[tp], Field(description="The records of this page, in the listing's order")),
-        pagination=(PaginationWithTotal if total else Pagination,
-                    Field(description="Where this page ends and how to ask for the next")))
+        pagination=(
+            PaginationWithTotal if total else Pagination,
+            Field(description="Where this page ends and how to ask for the next"),
+        ),
+    )

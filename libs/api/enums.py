@@ -12,22 +12,75 @@ from typing import Annotated, Literal
 from pydantic import Field
 from typing_extensions import TypeAliasType
 
-IdeaStatus = TypeAliasType("IdeaStatus", Annotated[Literal[
-    "captured", "new", "under_review", "planned", "in_progress", "shipped", "rejected",
-    "archived", "duplicate", "deleted"], Field(
-        description="Where an idea stands. `captured` ideas wait in a review inbox; `shipped`, "
-                    "`rejected`, `duplicate` and `archived` are decisions; `deleted` ideas are "
-                    "kept but left out of lists, exports and analytics unless asked for.")])
+IdeaStatus = TypeAliasType(
+    "IdeaStatus",
+    Annotated[
+        Literal[
+            "captured",
+            "new",
+            "under_review",
+            "planned",
+            "in_progress",
+            "shipped",
+            "rejected",
+            "archived",
+            "duplicate",
+            "deleted",
+        ],
+        Field(
+            description="Where an idea stands. `captured` ideas wait in a review inbox; `shipped`, "
+            "`rejected`, `duplicate` and `archived` are decisions; `deleted` ideas are "
+            "kept but left out of lists, exports and analytics unless asked for."
+        ),
+    ],
+)
 
-IdeaSource = TypeAliasType("IdeaSource", Annotated[Literal[
-    "discord", "slack", "teams", "sentry", "zapier", "chrome", "vscode", "outlook", "zendesk",
-    "intercom", "freshdesk", "helpscout", "extension", "api", "email"], Field(
-        description="Where an idea came from: the values the `source` list filter takes (an "
-                    "idea's own `source` is free text).")])
+IdeaSource = TypeAliasType(
+    "IdeaSource",
+    Annotated[
+        Literal[
+            "discord",
+            "slack",
+            "teams",
+            "sentry",
+            "zapier",
+            "chrome",
+            "vscode",
+            "outlook",
+            "zendesk",
+            "intercom",
+            "freshdesk",
+            "helpscout",
+            "extension",
+            "api",
+            "email",
+        ],
+        Field(
+            description="Where an idea came from: the values the `source` list filter takes (an "
+            "idea's own `source` is free text)."
+        ),
+    ],
+)
 
-WebhookEventType = TypeAliasType("WebhookEventType", Annotated[Literal[
-    "idea.created", "idea.updated", "idea.status_changed", "idea.voted", "idea.scored",
-    "idea.assigned", "idea.deleted", "idea.destination_created", "idea.signal_detected",
-    "customer.created", "customer.updated"], Field(
-        description="A kind of event a webhook subscription can receive; the payload of each "
-                    "is in the document's `webhooks` section.")])
+WebhookEventType = TypeAliasType(
+    "WebhookEventType",
+    Annotated[
+        Literal[
+            "idea.created",
+            "idea.updated",
+            "idea.status_changed",
+            "idea.voted",
+            "idea.scored",
+            "idea.assigned",
+            "idea.deleted",
+            "idea.destination_created",
+            "idea.signal_detected",
+            "customer.created",
+            "customer.updated",
+        ],
+        Field(
+            description="A kind of event a webhook subscription can receive; the payload of each "
+            "is in the document's `webhooks` section."
+        ),
+    ],
+)

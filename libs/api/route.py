@@ -17,8 +17,18 @@ from pydantic import BaseModel
 API = "/api/v1"
 UUID_RE = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
-SCOPES = ("ideas:read", "ideas:write", "ideas:vote", "webhooks:manage", "workspace:read",
-          "roadmap:read", "roadmap:write", "customers:read", "customers:write", "analytics:read")
+SCOPES = (
+    "ideas:read",
+    "ideas:write",
+    "ideas:vote",
+    "webhooks:manage",
+    "workspace:read",
+    "roadmap:read",
+    "roadmap:write",
+    "customers:read",
+    "customers:write",
+    "analytics:read",
+)
 
 
 @dataclass(frozen=True)
@@ -40,7 +50,7 @@ class Tool:
     path_input: str | None = None
     rename: Mapping[str, str] = field(default_factory=dict)
     idea_inputs: tuple[str, ...] = ()
-    required: tuple[str, ...] = ()        # inputs required by the tool though optional in REST
+    required: tuple[str, ...] = ()  # inputs required by the tool though optional in REST
     limit: tuple[int, int] | None = None  # (default, maximum)
     key: str | None = None
     page: bool = False
@@ -50,10 +60,10 @@ class Tool:
 @dataclass(frozen=True)
 class Route:
     method: str
-    path: str                       # OpenAPI-style, e.g. /api/v1/ideas/{id}
-    service: str                    # gateway | ideas | customers | webhooks | analytics
-    operation_id: str               # also the name of the service's view function
-    scope: str | None               # None: any valid key
+    path: str  # OpenAPI-style, e.g. /api/v1/ideas/{id}
+    service: str  # gateway | ideas | customers | webhooks | analytics
+    operation_id: str  # also the name of the service's view function
+    scope: str | None  # None: any valid key
     summary: str = ""
     body: type[BaseModel] | None = None
     body_required: bool = True
@@ -61,12 +71,12 @@ class Route:
     # status -> response model (or a type pydantic can describe); "csv" for text/csv streams
     responses: dict[int, Any] = field(default_factory=dict)
     success_status: int = 200
-    plan_gated: bool = False        # starter workspaces get 403 plan_required
-    export: bool = False            # counts in the hourly export window
-    automation: bool = False        # automation API: errors per its rules
+    plan_gated: bool = False  # starter workspaces get 403 plan_required
+    export: bool = False  # counts in the hourly export window
+    automation: bool = False  # automation API: errors per its rules
     tags: tuple[str, ...] = ()
     description: str = ""
-    tool: Tool | None = None        # its MCP tool, if it has one
+    tool: Tool | None = None  # its MCP tool, if it has one
     # Dotted paths to secrets in the success answer (e.g. "data.secret"): shown once, then
     # masked in the answer an Idempotency-Key replay gives (docs/gateway.md).
     secret_fields: tuple[str, ...] = ()

@@ -24,8 +24,9 @@ log = structlog.get_logger("http")
 
 
 class AccessLog:
-    def __init__(self, per_s: int, slow_ms: float,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, per_s: int, slow_ms: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.per_s, self.slow_ms, self.clock = per_s, slow_ms, clock
         self._second = 0
         self._used = 0
@@ -42,8 +43,14 @@ class AccessLog:
                 return
             self._used += 1
         if self._unlogged:
-            log.info("request", method=method, path=path, status=status, duration_ms=ms,
-                     unlogged=self._unlogged)
+            log.info(
+                "request",
+                method=method,
+                path=path,
+                status=status,
+                duration_ms=ms,
+                unlogged=self._unlogged,
+            )
             self._unlogged = 0
         else:
             log.info("request", method=method, path=path, status=status, duration_ms=ms)
@@ -64,6 +71,5 @@ def access_log() -> AccessLog:
     """The process's request log, configured from the environment on first use."""
     global _LOG
     if _LOG is None:
-        _LOG = AccessLog(int(_number("ACCESS_LOG_PER_S", 100)),
-                         _number("ACCESS_LOG_SLOW_MS", 500))
+        _LOG = AccessLog(int(_number("ACCESS_LOG_PER_S", 100)), _number("ACCESS_LOG_SLOW_MS", 500))
     return _LOG

@@ -20,6 +20,7 @@ H_KEY_NAME = "X-Ims-Key-Name"
 H_SCOPES = "X-Ims-Scopes"
 H_REQUEST_ID = "X-Request-Id"
 
+
 @dataclass(frozen=True)
 class Caller:
     workspace_id: uuid.UUID
@@ -34,10 +35,14 @@ class Caller:
     def headers(self, token: str) -> dict[str, str]:
         """Headers that carry this caller to another service (service-to-service calls too)."""
         return {
-            H_TOKEN: token, H_WORKSPACE: str(self.workspace_id),
-            H_WORKSPACE_NAME: _enc(self.workspace_name), H_PLAN: self.plan,
-            H_INBOX: self.inbox_mode, H_KEY_ID: str(self.key_id or ""),
-            H_KEY_NAME: _enc(self.key_name), H_SCOPES: " ".join(sorted(self.scopes)),
+            H_TOKEN: token,
+            H_WORKSPACE: str(self.workspace_id),
+            H_WORKSPACE_NAME: _enc(self.workspace_name),
+            H_PLAN: self.plan,
+            H_INBOX: self.inbox_mode,
+            H_KEY_ID: str(self.key_id or ""),
+            H_KEY_NAME: _enc(self.key_name),
+            H_SCOPES: " ".join(sorted(self.scopes)),
             H_REQUEST_ID: self.request_id,
         }
 

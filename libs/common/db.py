@@ -49,8 +49,11 @@ async def _poll(self: aiopg.connection.Connection, waiter: Any, timeout: float) 
     except asyncio.CancelledError as err:
         task = asyncio.current_task()
         cause = err.__context__
-        if isinstance(cause, psycopg2.errors.QueryCanceled) and task is not None \
-                and not task.cancelling():
+        if (
+            isinstance(cause, psycopg2.errors.QueryCanceled)
+            and task is not None
+            and not task.cancelling()
+        ):
             raise QueryTimeout() from cause
         raise
 
@@ -61,18 +64,34 @@ aiopg.connection.Connection._poll = _poll  # type: ignore[method-assign]
 def session_options(timeouts: tuple[float, float], *extra: str) -> str:
     """libpq `options`: UTC, the two timeouts (seconds, given to PostgreSQL in ms), `extra`."""
     statement_s, idle_s = timeouts
-    return " ".join(["-c timezone=UTC", f"-c statement_timeout={round(statement_s * 1000)}",
-                     f"-c idle_in_transaction_session_timeout={round(idle_s * 1000)}", *extra])
+    return " ".join(
+        [
+            "-c timezone=UTC",
+            f"-c statement_timeout={round(statement_s * 1000)}",
+            f"-c idle_in_transaction_session_timeout={round(idle_s * 1000)}",
+            *extra,
+        ]
+    )
 
 
-async def create_pool(dsn: str, *, timeouts: tuple[float, float] = Settings.DB_TIMEOUTS,
-                      minsize: int = 1,
-                      maxsize: int = 10, application_name: str = "ims",
-                      extra_options: Sequence[str] = ()) -> aiopg.Pool:
+async def create_pool(
+    dsn: str,
+    *,
+    timeouts: tuple[float, float] = Settings.DB_TIMEOUTS,
+    minsize: int = 1,
+    maxsize: int = 10,
+    application_name: str = "ims",
+    extra_options: Sequence[str] = (),
+) -> aiopg.Pool:
     """A pool whose sessions run in UTC with `timeouts` (statement, idle in transaction)."""
     return await aiopg.create_pool(
-        dsn, minsize=minsize, maxsize=maxsize, timeout=30.0, pool_recycle=300.0,
-        options=session_options(timeouts, *extra_options), application_name=application_name,
+        dsn,
+        minsize=minsize,
+        maxsize=maxsize,
+        timeout=30.0,
+        pool_recycle=300.0,
+        options=session_options(timeouts, *extra_options),
+        application_name=application_name,
     )
 
 
@@ -105,7 +124,9 @@ async def cursor(pool: aiopg.Pool) -> AsyncIterator[aiopg.Cursor]:
             yield cur
 
 
-async def fetchone(cur: aiopg.Cursor, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Row | None:
+async def fetchone(
+    cur: aiopg.Cursor, sql: str, params: Sequence[Any] | dict[str, Any] = ()
+) -> Row | None:
     await cur.execute(sql, params)
     row = await cur.fetchone()
     if row is None:
@@ -113,7 +134,9 @@ async def fetchone(cur: aiopg.Cursor, sql: str, params: Sequence[Any] | dict[str
     return dict(zip([d[0] for d in cur.description or ()], row))
 
 
-async def fetchall(cur: aiopg.Cursor, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
+async def fetchall(
+    cur: aiopg.Cursor, sql: str, params: Sequence[Any] | dict[str, Any] = ()
+) -> list[Row]:
     await cur.execute(sql, params)
     rows = await cur.fetchall()
     names = [d[0] for d in cur.description or ()]

@@ -1,21 +1,21 @@
 """The API's errors: handlers raise them, one middleware renders the envelope.
 
-    ApiError                    500 internal_error (base; anything unexpected ends here too)
-    ├── InvalidJson             400 invalid_json
-    ├── ValidationFailed        400 validation_error, names the offending `field`
-    ├── Unauthorized            401 unauthorized
-    ├── InvalidKey              401 invalid_key
-    ├── InsufficientScope       403 insufficient_scope
-    ├── PlanRequired            403 plan_required
-    ├── NotFound                404 not_found
-    ├── MethodNotAllowed        405 method_not_allowed
-    ├── Conflict                409 conflict
-    ├── PayloadTooLarge         413 validation_error
-    ├── LimitExceeded           422 limit_exceeded
-    │   └── AutomationLimitReached  403 limit_exceeded (the automation API's quota and hook limits)
-    ├── RateLimited             429 rate_limited
-    └── ServiceUnavailable      503 service_unavailable
-        └── QueryTimeout        503 service_unavailable (a statement ran past its timeout)
+ApiError                    500 internal_error (base; anything unexpected ends here too)
+├── InvalidJson             400 invalid_json
+├── ValidationFailed        400 validation_error, names the offending `field`
+├── Unauthorized            401 unauthorized
+├── InvalidKey              401 invalid_key
+├── InsufficientScope       403 insufficient_scope
+├── PlanRequired            403 plan_required
+├── NotFound                404 not_found
+├── MethodNotAllowed        405 method_not_allowed
+├── Conflict                409 conflict
+├── PayloadTooLarge         413 validation_error
+├── LimitExceeded           422 limit_exceeded
+│   └── AutomationLimitReached  403 limit_exceeded (the automation API's quota and hook limits)
+├── RateLimited             429 rate_limited
+└── ServiceUnavailable      503 service_unavailable
+    └── QueryTimeout        503 service_unavailable (a statement ran past its timeout)
 """
 
 from __future__ import annotations
@@ -30,8 +30,14 @@ class ApiError(Exception):
     code: ClassVar[str] = "internal_error"
     default_message: ClassVar[str] = "Internal server error"
 
-    def __init__(self, message: str | None = None, *, field: str | None = None,
-                 headers: dict[str, str] | None = None, code: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        field: str | None = None,
+        headers: dict[str, str] | None = None,
+        code: str | None = None,
+    ) -> None:
         super().__init__(message or self.default_message)
         self.message = message or self.default_message
         self.field = field
@@ -73,13 +79,21 @@ class InvalidKey(ApiError):
 class InsufficientScope(ApiError):
     """The key lacks the scope the route needs."""
 
-    status, code, default_message = 403, "insufficient_scope", "The API key lacks the required scope"
+    status, code, default_message = (
+        403,
+        "insufficient_scope",
+        "The API key lacks the required scope",
+    )
 
 
 class PlanRequired(ApiError):
     """The workspace's plan does not include the feature."""
 
-    status, code, default_message = 403, "plan_required", "This feature is not available on your plan"
+    status, code, default_message = (
+        403,
+        "plan_required",
+        "This feature is not available on your plan",
+    )
 
 
 class NotFound(ApiError):

@@ -65,8 +65,13 @@ class HeadDeadlineHandler(web.RequestHandler):
         self._stop_head_clock()
         super().connection_lost(exc)
 
-    def handle_error(self, request: Any, status: int = 500, exc: BaseException | None = None,
-                     message: str | None = None) -> web.StreamResponse:
+    def handle_error(
+        self,
+        request: Any,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
         # aiohttp's own answers (a request its parser refused) bypass the app's signals.
         response = super().handle_error(request, status, exc, message)
         response.headers["Server"] = SERVER
@@ -79,25 +84,31 @@ class _Server(web.Server):
         self.head_timeout = head_timeout
 
     def __call__(self) -> web.RequestHandler:
-        return HeadDeadlineHandler(self, loop=self._loop, head_timeout=self.head_timeout,
-                                   **self._kwargs)
+        return HeadDeadlineHandler(
+            self, loop=self._loop, head_timeout=self.head_timeout, **self._kwargs
+        )
 
 
 class Runner(web.AppRunner):
     """An AppRunner whose connections have both time limits and whose answers say `Server: ims`."""
 
-    def __init__(self, app: web.Application, *, keepalive_timeout: float,
-                 head_timeout: float, **kwargs: Any) -> None:
+    def __init__(
+        self, app: web.Application, *, keepalive_timeout: float, head_timeout: float, **kwargs: Any
+    ) -> None:
         super().__init__(app, keepalive_timeout=keepalive_timeout, **kwargs)
         self._head_timeout = head_timeout
         app.on_response_prepare.append(_neutral_server)
 
     async def _make_server(self) -> web.Server:
         base = await super()._make_server()
-        return _Server(base.request_handler, request_factory=base.request_factory,
-                       handler_cancellation=base.handler_cancellation,
-                       loop=asyncio.get_running_loop(), head_timeout=self._head_timeout,
-                       **base._kwargs)
+        return _Server(
+            base.request_handler,
+            request_factory=base.request_factory,
+            handler_cancellation=base.handler_cancellation,
+            loop=asyncio.get_running_loop(),
+            head_timeout=self._head_timeout,
+            **base._kwargs,
+        )
 
 
 async def _neutral_server(_: web.Request, response: web.StreamResponse) -> None:

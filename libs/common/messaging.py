@@ -21,8 +21,12 @@ import aio_pika
 import aiopg
 import orjson
 import structlog
-from aio_pika.abc import (AbstractChannel, AbstractExchange, AbstractIncomingMessage,
-                          AbstractRobustConnection)
+from aio_pika.abc import (
+    AbstractChannel,
+    AbstractExchange,
+    AbstractIncomingMessage,
+    AbstractRobustConnection,
+)
 
 from . import db
 from .render import dumps
@@ -38,20 +42,35 @@ def now_utc() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def event_body(event_id: uuid.UUID, event_type: str, workspace_id: uuid.UUID,
-               data: dict[str, Any], created_at: datetime | None = None) -> bytes:
+def event_body(
+    event_id: uuid.UUID,
+    event_type: str,
+    workspace_id: uuid.UUID,
+    data: dict[str, Any],
+    created_at: datetime | None = None,
+) -> bytes:
     """The event as it travels and as webhook receivers get it (docs/webhooks.md), serialized
     once, in the one form (libs/common/render.py): these bytes are the delivery body."""
-    return dumps({
-        "id": str(event_id), "type": event_type,
-        "createdAt": created_at or now_utc(),
-        "workspaceId": str(workspace_id), "data": data,
-    })
+    return dumps(
+        {
+            "id": str(event_id),
+            "type": event_type,
+            "createdAt": created_at or now_utc(),
+            "workspaceId": str(workspace_id),
+            "data": data,
+        }
+    )
 
 
-async def add_event(cur: aiopg.Cursor, schema: str, event_type: str, workspace_id: uuid.UUID,
-                    data: dict[str, Any], request_id: str | None = None,
-                    headers: dict[str, str] | None = None) -> uuid.UUID:
+async def add_event(
+    cur: aiopg.Cursor,
+    schema: str,
+    event_type: str,
+    workspace_id: uuid.UUID,
+    data: dict[str, Any],
+    request_id: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> uuid.UUID:
     """Write an event to `schema`'s outbox in the caller's transaction and wake the relay.
 
     `headers` travel as message headers beside the body: what a consumer needs that the
@@ -61,8 +80,14 @@ async def add_event(cur: aiopg.Cursor, schema: str, event_type: str, workspace_i
     await cur.execute(
         f"INSERT INTO {schema}.outbox (event_id, event_type, workspace_id, body, request_id,"
         " headers) VALUES (%s, %s, %s, %s, %s, %s)",
-        (event_id, event_type, workspace_id, body, request_id,
-         dumps(headers).decode() if headers else None),
+        (
+            event_id,
+            event_type,
+            workspace_id,
+            body,
+            request_id,
+            dumps(headers).decode() if headers else None,
+        ),
     )
     await cur.execute(f"NOTIFY {schema}_outbox")  # delivered at commit; coalesced per tx
     return event_id
@@ -94,11 +119,11 @@ class Broker:
 
     async def connect(self) -> None:
         self.connection = await aio_pika.connect_robust(
-            self.url, client_properties={"connection_name": self.name}, timeout=10)
+            self.url, client_properties={"connection_name": self.name}, timeout=10
+        )
         # Confirms on, and a returned (unroutable) mandatory message raises instead of
         # being confirmed silently.
-        self.channel = await self.connection.channel(publisher_confirms=True,
-                                                     on_return_raises=True)
+        self.channel = await self.connection.channel(publisher_confirms=True, on_return_raises=True)
         self.exchange = await declare_topology(self.channel, self.prefix, self.queues)
 
     async def close(self) -> None:
@@ -107,32 +132,42 @@ class Broker:
 
     @property
     def ready(self) -> bool:
-        return (self.connection is not None and not self.connection.is_closed
-                and self.connection.connected.is_set())
+        return (
+            self.connection is not None
+            and not self.connection.is_closed
+            and self.connection.connected.is_set()
+        )
 
-    async def publish(self, rows: list[tuple[Any, str, bytes, str | None]],
-                      headers: Sequence[Mapping[str, str] | None] = ()) -> list[Any]:
+    async def publish(
+        self,
+        rows: list[tuple[Any, str, bytes, str | None]],
+        headers: Sequence[Mapping[str, str] | None] = (),
+    ) -> list[Any]:
         """Publish (key, routing key, body, request id) rows, each with its `headers` when
         given; return the keys confirmed."""
         if self.exchange is None:
             return []
         exchange = self.exchange
 
-        async def one(routing_key: str, body: bytes, request_id: str | None,
-                      extra: Mapping[str, str] | None) -> None:
+        async def one(
+            routing_key: str, body: bytes, request_id: str | None, extra: Mapping[str, str] | None
+        ) -> None:
             message = aio_pika.Message(
-                body, content_type="application/json",
+                body,
+                content_type="application/json",
                 delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
-                message_id=orjson.loads(body)["id"], type=routing_key,
-                headers={**({"x-request-id": request_id} if request_id else {}),
-                         **(extra or {})},
+                message_id=orjson.loads(body)["id"],
+                type=routing_key,
+                headers={**({"x-request-id": request_id} if request_id else {}), **(extra or {})},
             )
             await exchange.publish(message, routing_key=routing_key, mandatory=True, timeout=10)
 
         # Pipelined confirms: publish the whole batch, then await the confirms together.
         extras = list(headers) or [None] * len(rows)
-        results = await asyncio.gather(*(one(rk, body, rid, extra) for (_, rk, body, rid), extra
-                                         in zip(rows, extras)), return_exceptions=True)
+        results = await asyncio.gather(
+            *(one(rk, body, rid, extra) for (_, rk, body, rid), extra in zip(rows, extras)),
+            return_exceptions=True,
+        )
         confirmed = []
         for (key, rk, _, _), res in zip(rows, results):
             if isinstance(res, BaseException):
@@ -142,29 +177,36 @@ class Broker:
         return confirmed
 
 
-async def declare_topology(channel: AbstractChannel, prefix: str,
-                           queues: Mapping[str, Sequence[str]]) -> AbstractExchange:
+async def declare_topology(
+    channel: AbstractChannel, prefix: str, queues: Mapping[str, Sequence[str]]
+) -> AbstractExchange:
     """The topic exchange, the dead-letter exchange and every consumer queue with its bindings.
 
     Declared by every process that connects, so no event is published before the queues that
     must receive it exist (a mandatory publish to no queue would come back).
     """
     # durable: the exchange and queues outlive a broker restart.
-    exchange = await channel.declare_exchange(f"{prefix}.events", aio_pika.ExchangeType.TOPIC,
-                                              durable=True)
-    dlx = await channel.declare_exchange(f"{prefix}.dead", aio_pika.ExchangeType.DIRECT,
-                                         durable=True)
+    exchange = await channel.declare_exchange(
+        f"{prefix}.events", aio_pika.ExchangeType.TOPIC, durable=True
+    )
+    dlx = await channel.declare_exchange(
+        f"{prefix}.dead", aio_pika.ExchangeType.DIRECT, durable=True
+    )
     for consumer, keys in queues.items():
         name = f"{prefix}.{consumer}"
         dead = await channel.declare_queue(f"{name}.dead", durable=True)
         await dead.bind(dlx, routing_key=name)
-        queue = await channel.declare_queue(name, durable=True, arguments={
-            # quorum: replicated, and it counts redeliveries so a poison message stops.
-            "x-queue-type": "quorum",
-            "x-delivery-limit": DELIVERY_LIMIT,
-            "x-dead-letter-exchange": f"{prefix}.dead",
-            "x-dead-letter-routing-key": name,
-        })
+        queue = await channel.declare_queue(
+            name,
+            durable=True,
+            arguments={
+                # quorum: replicated, and it counts redeliveries so a poison message stops.
+                "x-queue-type": "quorum",
+                "x-delivery-limit": DELIVERY_LIMIT,
+                "x-dead-letter-exchange": f"{prefix}.dead",
+                "x-dead-letter-routing-key": name,
+            },
+        )
         for key in keys:
             await queue.bind(exchange, routing_key=key)
     return exchange
@@ -173,8 +215,9 @@ async def declare_topology(channel: AbstractChannel, prefix: str,
 class OutboxRelay:
     """Publishes one schema's outbox; wakes on NOTIFY, polls as a fallback."""
 
-    def __init__(self, pool: aiopg.Pool, dsn: str, schema: str, broker: Broker,
-                 interval: float = 0.5) -> None:
+    def __init__(
+        self, pool: aiopg.Pool, dsn: str, schema: str, broker: Broker, interval: float = 0.5
+    ) -> None:
         self.pool, self.dsn, self.schema, self.broker = pool, dsn, schema, broker
         self.interval = interval
 
@@ -185,16 +228,20 @@ class OutboxRelay:
         async with db.transaction(self.pool) as cur:
             await cur.execute(
                 f"SELECT id, event_type, body, request_id, headers::text FROM {self.schema}.outbox"
-                " ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED", (RELAY_BATCH,))
+                " ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED",
+                (RELAY_BATCH,),
+            )
             rows = await cur.fetchall()
             if not rows:
                 return 0
             confirmed = await self.broker.publish(
                 [(r[0], r[1], bytes(r[2]), r[3]) for r in rows],
-                [orjson.loads(r[4]) if r[4] else None for r in rows])
+                [orjson.loads(r[4]) if r[4] else None for r in rows],
+            )
             if confirmed:
-                await cur.execute(f"DELETE FROM {self.schema}.outbox WHERE id = ANY(%s)",
-                                  (confirmed,))
+                await cur.execute(
+                    f"DELETE FROM {self.schema}.outbox WHERE id = ANY(%s)", (confirmed,)
+                )
         return len(confirmed)
 
     async def run(self) -> None:
@@ -254,8 +301,15 @@ async def parse_event(message: AbstractIncomingMessage) -> Event | None:
 class Consumer:
     """Consumes one queue; each event's effect commits with its id, then the message is acked."""
 
-    def __init__(self, pool: aiopg.Pool, broker: Broker, consumer: str, schema: str,
-                 handler: Handler, prefetch: int = 32) -> None:
+    def __init__(
+        self,
+        pool: aiopg.Pool,
+        broker: Broker,
+        consumer: str,
+        schema: str,
+        handler: Handler,
+        prefetch: int = 32,
+    ) -> None:
         self.pool, self.broker, self.consumer, self.schema = pool, broker, consumer, schema
         self.handler, self.prefetch = handler, prefetch
         self._channel: AbstractChannel | None = None
@@ -276,7 +330,9 @@ class Consumer:
         async with db.transaction(self.pool) as cur:
             await cur.execute(
                 f"INSERT INTO {self.schema}.processed_events (consumer, event_id)"
-                " VALUES (%s, %s) ON CONFLICT DO NOTHING", (self.consumer, event["id"]))
+                " VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                (self.consumer, event["id"]),
+            )
             if cur.rowcount == 0:
                 return False
             await self.handler(cur, event)
@@ -292,12 +348,17 @@ class Consumer:
             try:
                 applied = await self.handle(event)
             except Exception as err:
-                log.warning("event_failed", event_id=event["id"], type=event.get("type"),
-                            error=repr(err))
+                log.warning(
+                    "event_failed", event_id=event["id"], type=event.get("type"), error=repr(err)
+                )
                 await asyncio.sleep(0.5)  # back off before the broker hands it out again
                 await message.nack(requeue=True)
                 return
             await message.ack()
-            log.info("event_consumed", event_id=event["id"], type=event.get("type"),
-                     applied=applied,
-                     duration_ms=round((asyncio.get_running_loop().time() - started) * 1000, 2))
+            log.info(
+                "event_consumed",
+                event_id=event["id"],
+                type=event.get("type"),
+                applied=applied,
+                duration_ms=round((asyncio.get_running_loop().time() - started) * 1000, 2),
+            )

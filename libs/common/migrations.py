@@ -47,8 +47,7 @@ def pending_sources(schemas: Sequence[Schema]) -> list[Migration]:
         out.append(Migration(f"{service}/0000_schema", f"CREATE SCHEMA IF NOT EXISTS {service};"))
         if schema.outbox:
             out.append(Migration(f"{service}/0000_outbox", template.format(schema=service)))
-            out.append(Migration(f"{service}/0000_outbox_headers",
-                                 headers.format(schema=service)))
+            out.append(Migration(f"{service}/0000_outbox_headers", headers.format(schema=service)))
         folder = schema.folder
         for path in sorted(folder.glob("*.sql")) if folder.is_dir() else []:
             out.append(Migration(f"{service}/{path.stem}", path.read_text()))
@@ -97,8 +96,9 @@ def migrate(dsn: str, schemas: Sequence[Schema]) -> list[str]:
                     cur.execute("BEGIN")
                     try:
                         cur.execute(m.sql)
-                        cur.execute("INSERT INTO public.ims_schema_migrations (name) VALUES (%s)",
-                                    (m.name,))
+                        cur.execute(
+                            "INSERT INTO public.ims_schema_migrations (name) VALUES (%s)", (m.name,)
+                        )
                     except Exception:
                         cur.execute("ROLLBACK")
                         raise

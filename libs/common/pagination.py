@@ -73,16 +73,22 @@ def decode_cursor(secrets: Secrets, token: str, scope: dict[str, Any]) -> list[A
     if not isinstance(data, dict) or not isinstance(data.get("v"), list):
         raise ValidationFailed("cursor is not valid", field="cursor")
     if data.get("s") != scope_digest(scope):
-        raise ValidationFailed("cursor does not belong to this sort, order and filters",
-                               field="cursor")
+        raise ValidationFailed(
+            "cursor does not belong to this sort, order and filters", field="cursor"
+        )
     return list(data["v"])
 
 
 R = TypeVar("R")
 
 
-def page_tail(rows: Sequence[R], limit: int, secrets: Secrets, scope: dict[str, Any],
-              keyset: Callable[[R], list[Any]]) -> tuple[list[R], str | None, bool]:
+def page_tail(
+    rows: Sequence[R],
+    limit: int,
+    secrets: Secrets,
+    scope: dict[str, Any],
+    keyset: Callable[[R], list[Any]],
+) -> tuple[list[R], str | None, bool]:
     """A keyset page of `rows` fetched with `LIMIT limit + 1`: its first `limit` rows, the
     cursor after the last of them when more follow (else None), and whether more follow."""
     has_more = len(rows) > limit
@@ -91,10 +97,14 @@ def page_tail(rows: Sequence[R], limit: int, secrets: Secrets, scope: dict[str, 
     return page, cursor, has_more
 
 
-def page_info(limit: int, has_more: bool, next_cursor: str | None,
-              total: int | None = None) -> dict[str, Any]:
-    info: dict[str, Any] = {"limit": limit, "hasMore": has_more,
-                            "nextCursor": next_cursor if has_more else None}
+def page_info(
+    limit: int, has_more: bool, next_cursor: str | None, total: int | None = None
+) -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "limit": limit,
+        "hasMore": has_more,
+        "nextCursor": next_cursor if has_more else None,
+    }
     if total is not None:
         info["total"] = total
     return info

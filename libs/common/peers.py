@@ -32,11 +32,20 @@ class Peers:
     def __init__(self, session: aiohttp.ClientSession, settings: Settings) -> None:
         self.session, self.token = session, settings.internal_token
         self._turns: dict[str, Iterator[str]] = {
-            name: itertools.cycle(urls) for name, urls in settings.service_urls.items()}
+            name: itertools.cycle(urls) for name, urls in settings.service_urls.items()
+        }
 
-    async def call(self, who: Caller, service: str, method: str, path: str, *,
-                   query: Mapping[str, str] | None = None, json: Any = None,
-                   timeout: aiohttp.ClientTimeout = TIMEOUT) -> tuple[int, bytes]:
+    async def call(
+        self,
+        who: Caller,
+        service: str,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str] | None = None,
+        json: Any = None,
+        timeout: aiohttp.ClientTimeout = TIMEOUT,
+    ) -> tuple[int, bytes]:
         """The status and body of one call to `service`, made as `who`."""
         headers = who.headers(self.token)
         data = None
@@ -45,16 +54,26 @@ class Peers:
             headers["Content-Type"] = "application/json"
         url = next(self._turns[service]) + path
         try:
-            async with self.session.request(method, url, params=query, data=data,
-                                            headers=headers, timeout=timeout) as resp:
+            async with self.session.request(
+                method, url, params=query, data=data, headers=headers, timeout=timeout
+            ) as resp:
                 return resp.status, await resp.read()
         except (aiohttp.ClientError, TimeoutError) as err:
-            raise ServiceUnavailable(f"The {service} service is not reachable; retry "
-                                     "shortly") from err
+            raise ServiceUnavailable(
+                f"The {service} service is not reachable; retry shortly"
+            ) from err
 
-    async def data(self, who: Caller, service: str, method: str, path: str, *,
-                   json: Any = None, missing: str | None = None,
-                   timeout: aiohttp.ClientTimeout = TIMEOUT) -> Any:
+    async def data(
+        self,
+        who: Caller,
+        service: str,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        missing: str | None = None,
+        timeout: aiohttp.ClientTimeout = TIMEOUT,
+    ) -> Any:
         """The `data` of a 200 answer; a 404 is `NotFound(missing)` when `missing` is given;
         any other answer is 503."""
         status, body = await self.call(who, service, method, path, json=json, timeout=timeout)

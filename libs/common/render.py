@@ -61,4 +61,3 @@ def dumps(data: Any) -> bytes:
 def fragment(text: str | bytes | None) -> orjson.Fragment | None:
     """JSON text built by PostgreSQL, embedded in a body as it is (None stays null)."""
     return None if text is None else orjson.Fragment(text)
-

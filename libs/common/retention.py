@@ -32,17 +32,19 @@ PAUSE_S = 0.05
 class Sweep:
     """One table's rule: rows whose `column` is older than the retention period go."""
 
-    table: str          # schema-qualified, from code only (never from input)
-    column: str         # a timestamptz column, indexed
+    table: str  # schema-qualified, from code only (never from input)
+    column: str  # a timestamptz column, indexed
     condition: str = "true"  # rows that must stay whatever their age stay out
 
 
 async def sweep_table(pool: aiopg.Pool, sweep: Sweep, days: float, batch: int = BATCH) -> int:
     """Delete every row of `sweep` past the period; return how many went."""
-    sql = (f"DELETE FROM {sweep.table} WHERE ctid = ANY(ARRAY("
-           f"SELECT ctid FROM {sweep.table}"
-           f" WHERE {sweep.column} < now() - make_interval(secs => %s) AND ({sweep.condition})"
-           f" LIMIT %s FOR UPDATE SKIP LOCKED))")
+    sql = (
+        f"DELETE FROM {sweep.table} WHERE ctid = ANY(ARRAY("
+        f"SELECT ctid FROM {sweep.table}"
+        f" WHERE {sweep.column} < now() - make_interval(secs => %s) AND ({sweep.condition})"
+        f" LIMIT %s FOR UPDATE SKIP LOCKED))"
+    )
     total = 0
     while True:
         async with db.cursor(pool) as cur:  # one statement: its own short transaction
@@ -61,8 +63,10 @@ async def sweep_all(pool: aiopg.Pool, sweeps: tuple[Sweep, ...], days: float) ->
     return done
 
 
-def retention_context(pool: Callable[[web.Application], aiopg.Pool], sweeps: tuple[Sweep, ...],
-                      ) -> Callable[[web.Application], AsyncIterator[None]]:
+def retention_context(
+    pool: Callable[[web.Application], aiopg.Pool],
+    sweeps: tuple[Sweep, ...],
+) -> Callable[[web.Application], AsyncIterator[None]]:
     """A cleanup context running the sweeps of `sweeps` in the background."""
 
     async def ctx(app: web.Application) -> AsyncIterator[None]:

@@ -23,8 +23,18 @@ SECRET_NAMES = ("INTERNAL_TOKEN", "CURSOR_SECRET")
 MIN_SECRET_LENGTH = 32
 # What example and development values say of themselves (compared with case, spaces and
 # punctuation folded away): CHANGE_ME, not-a-secret, <your secret here>, ...
-PLACEHOLDER_WORDS = ("changeme", "placeholder", "notasecret", "replaceme", "yoursecret",
-                     "secrethere", "example", "dummy", "insecure", "xxxxxxxx")
+PLACEHOLDER_WORDS = (
+    "changeme",
+    "placeholder",
+    "notasecret",
+    "replaceme",
+    "yoursecret",
+    "secrethere",
+    "example",
+    "dummy",
+    "insecure",
+    "xxxxxxxx",
+)
 # Fewer distinct characters than this is a pattern, not a random value ("aaaa...", "abab...").
 MIN_DISTINCT_CHARACTERS = 5
 
@@ -99,11 +109,15 @@ def secret_problem(name: str, value: str) -> str | None:
     if not value:
         return f"{name} is not set; {hint}"
     if len(value) < MIN_SECRET_LENGTH:
-        return (f"{name} is too short ({len(value)} characters, at least {MIN_SECRET_LENGTH} "
-                f"needed); {hint}")
+        return (
+            f"{name} is too short ({len(value)} characters, at least {MIN_SECRET_LENGTH} "
+            f"needed); {hint}"
+        )
     folded = re.sub(r"[^a-z0-9]", "", value.lower())
-    if any(word in folded for word in PLACEHOLDER_WORDS) or \
-            len(set(value)) < MIN_DISTINCT_CHARACTERS:
+    if (
+        any(word in folded for word in PLACEHOLDER_WORDS)
+        or len(set(value)) < MIN_DISTINCT_CHARACTERS
+    ):
         return f"{name} is a placeholder, not a secret; {hint}"
     return None
 
@@ -144,7 +158,7 @@ class Settings:
     db_pool_max: int = 10
     shutdown_timeout_s: float = 15.0
     http_keepalive_timeout_s: float = 75.0  # an idle kept-alive connection is closed after it
-    http_header_timeout_s: float = 10.0     # from a request's first byte to its complete head
+    http_header_timeout_s: float = 10.0  # from a request's first byte to its complete head
     relay_interval_s: float = 0.5
     db_statement_timeout_s: float | None = None
     db_idle_tx_timeout_s: float | None = None
@@ -171,9 +185,13 @@ class Settings:
     @property
     def service_urls(self) -> dict[str, tuple[str, ...]]:
         """Each service's replicas, by the name the route table gives the service."""
-        return {"ideas": self.ideas_urls, "customers": self.customers_urls,
-                "webhooks": self.webhooks_urls, "analytics": self.analytics_urls,
-                "mcp": self.mcp_urls}
+        return {
+            "ideas": self.ideas_urls,
+            "customers": self.customers_urls,
+            "webhooks": self.webhooks_urls,
+            "analytics": self.analytics_urls,
+            "mcp": self.mcp_urls,
+        }
 
     def default_db_timeouts(self) -> tuple[float, float]:
         """The process's database timeouts when no variable sets them: `DB_TIMEOUTS`."""
@@ -185,8 +203,7 @@ class Settings:
         return (self.db_statement_timeout_s or statement, self.db_idle_tx_timeout_s or idle)
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None, *,
-                 require_secrets: bool = True) -> Self:
+    def from_env(cls, env: dict[str, str] | None = None, *, require_secrets: bool = True) -> Self:
         """The settings of `env` (default: the process environment).
 
         `require_secrets=False` is for tools that use neither secret (the admin CLI); every

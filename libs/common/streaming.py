@@ -53,7 +53,7 @@ async def write_within(resp: web.StreamResponse, data: bytes, timeout: float) ->
     view = memoryview(data)
     for start in range(0, len(view), PIECE):
         async with asyncio.timeout(timeout):
-            await resp.write(view[start:start + PIECE])
+            await resp.write(view[start : start + PIECE])
 
 
 def cut_off(request: web.BaseRequest) -> None:

@@ -17,8 +17,7 @@ from typing import Annotated, Any, TypeVar
 
 import orjson
 from aiohttp import web
-from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
-                      ValidationError)
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from .errors import InvalidJson, NotFound, PayloadTooLarge, ValidationFailed
 
@@ -50,7 +49,8 @@ def _plus_back(value: Any) -> Any:
 # RFC 3339 section 5.6 `date-time`: full date, `T`, full time with optional fraction, and an
 # offset (`Z` or +hh:mm). The ranges of each part are left to the datetime parser.
 RFC3339 = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})")
+    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})"
+)
 
 
 def _rfc3339(value: Any) -> Any:
@@ -70,9 +70,15 @@ def _utc(value: datetime) -> datetime:
 
 
 # A date-time query parameter: RFC 3339 only (a number or a bare date is refused), in UTC.
-UtcDateTime = Annotated[datetime, BeforeValidator(_rfc3339), AfterValidator(_utc), Field(
-    description="An RFC 3339 date-time with an offset, e.g. 2024-01-31T12:00:00Z; a number or "
-                "a bare date is refused")]
+UtcDateTime = Annotated[
+    datetime,
+    BeforeValidator(_rfc3339),
+    AfterValidator(_utc),
+    Field(
+        description="An RFC 3339 date-time with an offset, e.g. 2024-01-31T12:00:00Z; a number or "
+        "a bare date is refused"
+    ),
+]
 
 
 def loc_to_field(loc: tuple[int | str, ...]) -> str:
@@ -140,8 +146,9 @@ def _refuse_nul(value: Any, loc: tuple[int | str, ...]) -> None:
     """PostgreSQL text cannot hold U+0000: refuse it as a validation error, never a 500."""
     if isinstance(value, str):
         if "\x00" in value:
-            raise ValidationFailed(f"{loc_to_field(loc)}: must not contain U+0000",
-                                   field=loc_to_field(loc))
+            raise ValidationFailed(
+                f"{loc_to_field(loc)}: must not contain U+0000", field=loc_to_field(loc)
+            )
     elif isinstance(value, BaseModel):
         for name in value.model_fields_set:
             _refuse_nul(getattr(value, name), (*loc, name))

@@ -130,8 +130,10 @@ def plan(environ: Mapping[str, str], venv_bin: Path) -> list[Process]:
             host = bind_host(service, environ)
             metrics = None
             if service.metrics_port_var is not None:
-                metrics_port = (_int(environ, service.metrics_port_var, service.default_metrics_port)
-                                + REPLICA_PORT_STEP * replica)
+                metrics_port = (
+                    _int(environ, service.metrics_port_var, service.default_metrics_port)
+                    + REPLICA_PORT_STEP * replica
+                )
                 env[service.metrics_port_var] = str(metrics_port)
                 metrics = (environ.get("SERVICE_HOST") or "127.0.0.1", metrics_port)
             processes.append(Process(f"{service.name}-{replica}", argv, host, port, env, metrics))
@@ -194,7 +196,8 @@ def load_secrets(path: Path, environ: Mapping[str, str]) -> dict[str, str]:
     for name, value in values.items():
         problem = secret_problem(name, value)
         if problem is not None:
-            where = ("in the environment" if environ.get(name)
-                     else f"kept in {path} (fix or delete it)")
+            where = (
+                "in the environment" if environ.get(name) else f"kept in {path} (fix or delete it)"
+            )
             raise DevenvError(f"{problem} ({name} {where})")
     return values

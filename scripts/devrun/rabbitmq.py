@@ -181,7 +181,9 @@ def start_private(target: AmqpTarget) -> dict[str, Any]:
     server, epmd = _binaries()
     home = run_dir() / "rabbitmq"
     write_config(home, target)
-    epmd_port, dist_port = free_ports(2, avoid={target.port}, what="epmd and the Erlang distribution")
+    epmd_port, dist_port = free_ports(
+        2, avoid={target.port}, what="epmd and the Erlang distribution"
+    )
     env = node_env(home, target, epmd_port, dist_port)
     log(f"starting a private RabbitMQ node {NODENAME} at {where} (data in {home})")
     epmd_pid = _start_epmd(epmd, epmd_port, home, env)

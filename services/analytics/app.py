@@ -34,8 +34,9 @@ def readonly_dsn(s: AnalyticsSettings) -> str:
 
 def create_analytics_app(settings: AnalyticsSettings) -> web.Application:
     app = create_app(settings, "analytics")
-    app[views.EXPORT_SLOTS] = ExportSlots(settings.export_concurrency,
-                                          settings.export_concurrency_per_workspace)
+    app[views.EXPORT_SLOTS] = ExportSlots(
+        settings.export_concurrency, settings.export_concurrency_per_workspace
+    )
     app.cleanup_ctx.append(pg_context(readonly_dsn, options=readonly_options))
     app.cleanup_ctx.append(http_context)  # to let the ideas service create default stages
     mount_routes(app, ROUTES, views)

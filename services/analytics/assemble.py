@@ -19,8 +19,17 @@ from libs.common import render
 from . import reports
 from .periods import Period, Range, bucket_start, buckets
 
-STATUSES = ("captured", "new", "under_review", "planned", "in_progress", "shipped", "rejected",
-            "archived", "duplicate")
+STATUSES = (
+    "captured",
+    "new",
+    "under_review",
+    "planned",
+    "in_progress",
+    "shipped",
+    "rejected",
+    "archived",
+    "duplicate",
+)
 # The statuses an idea's life ends in: not active (deleted ideas are not counted at all here).
 CLOSED_STATUSES = frozenset({"shipped", "rejected", "archived", "duplicate"})
 NONE_KEY = "none"
@@ -66,36 +75,61 @@ def _month_start(now: datetime) -> date:
 async def summary(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
     by_status = await reports.status_counts(cur, ws)
     rows = await reports.summary_ideas(cur, ws, _month_start(datetime.now(timezone.utc)))
-    sums = {k: sum(r[k] or 0 for r in rows) for k in (
-        "this_month", "reach", "reach_n", "impact", "impact_n", "confidence",
-        "confidence_n", "effort", "effort_n", "score", "score_n")}
-    cats = sorted(((c, n) for c, n in _fold(rows, "category").items() if c is not None),
-                  key=lambda c: (-c[1], c[0]))
+    sums = {
+        k: sum(r[k] or 0 for r in rows)
+        for k in (
+            "this_month",
+            "reach",
+            "reach_n",
+            "impact",
+            "impact_n",
+            "confidence",
+            "confidence_n",
+            "effort",
+            "effort_n",
+            "score",
+            "score_n",
+        )
+    }
+    cats = sorted(
+        ((c, n) for c, n in _fold(rows, "category").items() if c is not None),
+        key=lambda c: (-c[1], c[0]),
+    )
     c = await reports.summary_customers(cur, ws)
     return {
-        "ideas": {"total": sum(by_status.values()),
-                  "active": sum(n for s, n in by_status.items() if s not in CLOSED_STATUSES),
-                  "thisMonth": sums["this_month"]},
+        "ideas": {
+            "total": sum(by_status.values()),
+            "active": sum(n for s, n in by_status.items() if s not in CLOSED_STATUSES),
+            "thisMonth": sums["this_month"],
+        },
         "byStatus": by_status,
         "bySource": _fold(rows, "source"),
         "categories": [{"category": name, "count": n} for name, n in cats],
-        "rice": {"averageReach": _avg(sums["reach"], sums["reach_n"]),
-                 "averageImpact": _avg(sums["impact"], sums["impact_n"]),
-                 "averageConfidence": _avg(sums["confidence"], sums["confidence_n"]),
-                 "averageEffort": _avg(sums["effort"], sums["effort_n"]),
-                 "averageScore": _avg(sums["score"], sums["score_n"]),
-                 "scoredCount": sums["score_n"]},
+        "rice": {
+            "averageReach": _avg(sums["reach"], sums["reach_n"]),
+            "averageImpact": _avg(sums["impact"], sums["impact_n"]),
+            "averageConfidence": _avg(sums["confidence"], sums["confidence_n"]),
+            "averageEffort": _avg(sums["effort"], sums["effort_n"]),
+            "averageScore": _avg(sums["score"], sums["score_n"]),
+            "scoredCount": sums["score_n"],
+        },
         "customers": {"total": c["total"], "linked": c["linked"]},
-        "revenue": {"totalARR": money(c["total_arr"]), "totalMRR": money(c["total_mrr"]),
-                    "linkedARR": money(c["linked_arr"])},
+        "revenue": {
+            "totalARR": money(c["total_arr"]),
+            "totalMRR": money(c["total_mrr"]),
+            "linkedARR": money(c["linked_arr"]),
+        },
     }
 
 
-async def ideas_over_time(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period,
-                          group_by: str | None) -> dict[str, Any]:
+async def ideas_over_time(
+    cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period, group_by: str | None
+) -> dict[str, Any]:
     rows = await reports.ideas_over_time(cur, ws, rng, group_by)
-    out: list[dict[str, Any]] = [{"start": day, "count": 0, **({"breakdown": {}} if group_by else {})}
-           for day in buckets(rng, period)]
+    out: list[dict[str, Any]] = [
+        {"start": day, "count": 0, **({"breakdown": {}} if group_by else {})}
+        for day in buckets(rng, period)
+    ]
     index = {b["start"]: b for b in out}
     for r in rows:
         bucket = index[bucket_start(r["day"], period)]
@@ -103,8 +137,13 @@ async def ideas_over_time(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: 
         if group_by:
             breakdown, key = bucket["breakdown"], _key(r["key"])
             breakdown[key] = breakdown.get(key, 0) + r["n"]
-    return {"period": period, "groupBy": group_by, "start": rng.start, "end": rng.end,
-            "buckets": out}
+    return {
+        "period": period,
+        "groupBy": group_by,
+        "start": rng.start,
+        "end": rng.end,
+        "buckets": out,
+    }
 
 
 def _per_bucket(rows: list[dict[str, Any]], period: Period) -> dict[date, int]:
@@ -123,12 +162,21 @@ async def decisions(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period
     owners = sorted((r for r in rows if r["kind"] == "owner"), key=lambda r: r["g"])
     over = _per_bucket([r for r in rows if r["kind"] == "day"], period)
     return {
-        "summary": {"total": total["n"] if total else 0,
-                    "averageDaysToDecision": _days(total["span"], total["n"]) if total else None,
-                    "byOutcome": {_key(r["key"]): r["n"] for r in outcomes if not r["g"]}},
-        "byOwner": [{"owner": r["key"], "name": r["name"], "total": r["n"],
-                     "overdue": r["overdue"], "averageDaysToDecision": _days(r["span"], r["n"])}
-                    for r in owners],
+        "summary": {
+            "total": total["n"] if total else 0,
+            "averageDaysToDecision": _days(total["span"], total["n"]) if total else None,
+            "byOutcome": {_key(r["key"]): r["n"] for r in outcomes if not r["g"]},
+        },
+        "byOwner": [
+            {
+                "owner": r["key"],
+                "name": r["name"],
+                "total": r["n"],
+                "overdue": r["overdue"],
+                "averageDaysToDecision": _days(r["span"], r["n"]),
+            }
+            for r in owners
+        ],
         "overTime": [{"start": day, "count": over.get(day, 0)} for day in buckets(rng, period)],
     }
 
@@ -140,14 +188,20 @@ async def funnel(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range) -> dict[str, Any]
         return _days(_span(per.values(), key), sum(r[key + "_n"] for r in per.values()))
 
     return {
-        "stages": [{"status": s, "count": per[s]["n"] if s in per else 0,
-                    "totalARR": money(per[s]["arr"]) if s in per else 0.0,
-                    "averageRiceScore": _avg(per[s]["rice"], per[s]["rice_n"]) if s in per
-                    else None}
-                   for s in STATUSES],
-        "averageDays": {"capturedToDecided": days("to_decided"),
-                        "capturedToShipped": days("to_shipped"),
-                        "decidedToShipped": days("decided_to_shipped")},
+        "stages": [
+            {
+                "status": s,
+                "count": per[s]["n"] if s in per else 0,
+                "totalARR": money(per[s]["arr"]) if s in per else 0.0,
+                "averageRiceScore": _avg(per[s]["rice"], per[s]["rice_n"]) if s in per else None,
+            }
+            for s in STATUSES
+        ],
+        "averageDays": {
+            "capturedToDecided": days("to_decided"),
+            "capturedToShipped": days("to_shipped"),
+            "decidedToShipped": days("decided_to_shipped"),
+        },
     }
 
 
@@ -162,15 +216,21 @@ async def signals(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period) 
         sums[1] += r["score"] or 0
         sums[2] += r["score_n"]
     platforms = sorted(_fold(rows, "platform").items(), key=lambda p: (-p[1], p[0]))
-    sentiments = sorted(_fold(rows, "sentiment").items(),
-                        key=lambda s: (-s[1], s[0] is None, s[0] or ""))
+    sentiments = sorted(
+        _fold(rows, "sentiment").items(), key=lambda s: (-s[1], s[0] is None, s[0] or "")
+    )
     return {
-        "overTime": [{"start": day, "count": over[day][0] if day in over else 0,
-                      "averageSentiment": _avg(over[day][1], over[day][2]) if day in over
-                      else None}
-                     for day in buckets(rng, period)],
-        "byPlatform": [{"platform": p, "signals": n, "uniqueIdeas": ideas[p]}
-                       for p, n in platforms],
+        "overTime": [
+            {
+                "start": day,
+                "count": over[day][0] if day in over else 0,
+                "averageSentiment": _avg(over[day][1], over[day][2]) if day in over else None,
+            }
+            for day in buckets(rng, period)
+        ],
+        "byPlatform": [
+            {"platform": p, "signals": n, "uniqueIdeas": ideas[p]} for p, n in platforms
+        ],
         "bySentiment": [{"sentiment": s, "count": n} for s, n in sentiments],
     }
 
@@ -184,13 +244,20 @@ async def roadmap(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
 
     def stage(r: dict[str, Any]) -> dict[str, Any]:
         agg = staged.get(r["id"], empty)
-        return {"id": str(r["id"]), "name": r["name"], "ideaCount": agg["n"],
-                "totalARR": money(agg["arr"]), "averageRiceScore": _avg(agg["rice"], agg["rice_n"])}
+        return {
+            "id": str(r["id"]),
+            "name": r["name"],
+            "ideaCount": agg["n"],
+            "totalARR": money(agg["arr"]),
+            "averageRiceScore": _avg(agg["rice"], agg["rice_n"]),
+        }
 
     return {
         "stages": [stage(r) for r in stages],
-        "velocity": {"shippedLast30Days": shipped["shipped30"],
-                     "shippedLast90Days": shipped["shipped90"]},
+        "velocity": {
+            "shippedLast30Days": shipped["shipped30"],
+            "shippedLast90Days": shipped["shipped90"],
+        },
         "unstagedCount": live - sum(r["n"] for r in staged.values()),
     }
 
@@ -200,12 +267,21 @@ async def revenue_impact(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
     arr = await reports.revenue_by_status(cur, ws)
     top = await reports.revenue_top_ideas(cur, ws, TOP_IDEAS)
     return {
-        "byStatus": [{"status": s, "ideaCount": counts.get(s, 0), "totalARR": money(arr.get(s))}
-                     for s in STATUSES],
-        "topIdeas": [{"id": str(r["id"]), "ideaServiceId": f"IDEA-{r['number']}",
-                      "title": r["title"], "status": r["status"],
-                      "totalCustomerARR": money(r["arr"]), "customerCount": r["customer_count"]}
-                     for r in top],
+        "byStatus": [
+            {"status": s, "ideaCount": counts.get(s, 0), "totalARR": money(arr.get(s))}
+            for s in STATUSES
+        ],
+        "topIdeas": [
+            {
+                "id": str(r["id"]),
+                "ideaServiceId": f"IDEA-{r['number']}",
+                "title": r["title"],
+                "status": r["status"],
+                "totalCustomerARR": money(r["arr"]),
+                "customerCount": r["customer_count"],
+            }
+            for r in top
+        ],
     }
 
 
@@ -213,16 +289,26 @@ async def categories(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range) -> list[dict[
     keys = ("n", "votes", "signals", "rice", "rice_n", "arr", "decided", "shipped")
     per: dict[str, dict[str, Any]] = {}
     for r in await reports.categories(cur, ws, rng):
-        c = per.setdefault(r["category"], dict.fromkeys(keys, 0) | {"sources": 0,
-                                                                     "span": timedelta()})
+        c = per.setdefault(
+            r["category"], dict.fromkeys(keys, 0) | {"sources": 0, "span": timedelta()}
+        )
         for k in keys:
             c[k] += r[k] or 0
         c["span"] += r["span"] or timedelta()
         c["sources"] += 1
     ordered = sorted(per.items(), key=lambda kv: (-kv[1]["n"], kv[0]))
-    return [{"category": name, "ideaCount": c["n"], "voteCount": int(c["votes"]),
-             "signalCount": int(c["signals"]), "averageRiceScore": _avg(c["rice"], c["rice_n"]),
-             "totalARR": money(c["arr"]), "decidedCount": c["decided"],
-             "shippedCount": c["shipped"], "averageDaysToDecision": _days(c["span"], c["decided"]),
-             "uniqueSourceCount": c["sources"]}
-            for name, c in ordered]
+    return [
+        {
+            "category": name,
+            "ideaCount": c["n"],
+            "voteCount": int(c["votes"]),
+            "signalCount": int(c["signals"]),
+            "averageRiceScore": _avg(c["rice"], c["rice_n"]),
+            "totalARR": money(c["arr"]),
+            "decidedCount": c["decided"],
+            "shippedCount": c["shipped"],
+            "averageDaysToDecision": _days(c["span"], c["decided"]),
+            "uniqueSourceCount": c["sources"],
+        }
+        for name, c in ordered
+    ]

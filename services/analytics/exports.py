@@ -23,7 +23,12 @@ from typing import Any
 from libs.common.errors import ValidationFailed
 from libs.common.render import dumps
 
-from libs.api.analytics.schemas import DatedExportQuery, ExportQuery, IdeasExportQuery, SignalsExportQuery
+from libs.api.analytics.schemas import (
+    DatedExportQuery,
+    ExportQuery,
+    IdeasExportQuery,
+    SignalsExportQuery,
+)
 
 Record = dict[str, Any]
 
@@ -59,25 +64,66 @@ CUSTOMER_COUNT = """(SELECT count(*) FROM customers.idea_links l
     WHERE l.workspace_id = i.workspace_id AND l.idea_id = i.id)"""
 
 IDEA_COLUMNS = (
-    "id", "ideaServiceId", "title", "summary", "status", "source", "category", "ideaType", "url",
-    "destination", "destinationIssueId", "destinationIssueUrl", "voteCount", "publicVoteCount",
-    "requestCount", "signalCount", "riceReach", "riceImpact", "riceConfidence", "riceEffort",
-    "riceScore", "ricePriority", "riceSource", "validationScore", "validationEvidenceCount",
-    "decisionReason", "decidedAt", "closureCategory", "decisionOwnerName", "decisionDeadline",
-    "totalCustomerARR", "lastActivityAt", "lastSignalAt", "uniqueSourceCount",
-    "averageSentiment", "workItemStatus", "shippedAt", "productId", "actionable", "createdAt",
-    "roadmapStageId", "mergedIntoId",
+    "id",
+    "ideaServiceId",
+    "title",
+    "summary",
+    "status",
+    "source",
+    "category",
+    "ideaType",
+    "url",
+    "destination",
+    "destinationIssueId",
+    "destinationIssueUrl",
+    "voteCount",
+    "publicVoteCount",
+    "requestCount",
+    "signalCount",
+    "riceReach",
+    "riceImpact",
+    "riceConfidence",
+    "riceEffort",
+    "riceScore",
+    "ricePriority",
+    "riceSource",
+    "validationScore",
+    "validationEvidenceCount",
+    "decisionReason",
+    "decidedAt",
+    "closureCategory",
+    "decisionOwnerName",
+    "decisionDeadline",
+    "totalCustomerARR",
+    "lastActivityAt",
+    "lastSignalAt",
+    "uniqueSourceCount",
+    "averageSentiment",
+    "workItemStatus",
+    "shippedAt",
+    "productId",
+    "actionable",
+    "createdAt",
+    "roadmapStageId",
+    "mergedIntoId",
 )
 
 
 def idea_cells(columns: Sequence[str]) -> Callable[[Record], list[Any]]:
     def cells(rec: Record) -> list[Any]:
         rice, val = rec["rice"], rec["validation"]
-        flat = dict(rec, riceReach=rice["reach"], riceImpact=rice["impact"],
-                    riceConfidence=rice["confidence"], riceEffort=rice["effort"],
-                    riceScore=rice["score"], ricePriority=rice["priority"],
-                    riceSource=rice["source"], validationScore=val["score"],
-                    validationEvidenceCount=val["evidenceCount"])
+        flat = dict(
+            rec,
+            riceReach=rice["reach"],
+            riceImpact=rice["impact"],
+            riceConfidence=rice["confidence"],
+            riceEffort=rice["effort"],
+            riceScore=rice["score"],
+            ricePriority=rice["priority"],
+            riceSource=rice["source"],
+            validationScore=val["score"],
+            validationEvidenceCount=val["evidenceCount"],
+        )
         if "tags" in rec:
             flat["tags"] = ";".join(rec["tags"])
         return [flat.get(c) for c in columns]
@@ -101,20 +147,37 @@ def ideas(ws: uuid.UUID, q: IdeasExportQuery) -> Export:
     # The members the export adds to each Idea, after the Idea's own.
     extra = [f'{TAG_NAMES} AS "tags"'] if q.include_tags else []
     extra += [f'{CUSTOMER_COUNT} AS "customerCount"'] if q.include_customer_count else []
-    added = f"(SELECT row_to_json(x) FROM (SELECT {', '.join(extra)}) x)::text" if extra \
-        else "NULL"
-    columns = IDEA_COLUMNS + (("tags",) if q.include_tags else ()) + \
-        (("customerCount",) if q.include_customer_count else ())
-    sql = (f"SELECT ideas.idea_json(i)::text, {added} FROM ideas.ideas i"
-           f" WHERE {' AND '.join(where)} ORDER BY i.created_at DESC, i.id DESC LIMIT %(limit)s")
+    added = f"(SELECT row_to_json(x) FROM (SELECT {', '.join(extra)}) x)::text" if extra else "NULL"
+    columns = (
+        IDEA_COLUMNS
+        + (("tags",) if q.include_tags else ())
+        + (("customerCount",) if q.include_customer_count else ())
+    )
+    sql = (
+        f"SELECT ideas.idea_json(i)::text, {added} FROM ideas.ideas i"
+        f" WHERE {' AND '.join(where)} ORDER BY i.created_at DESC, i.id DESC LIMIT %(limit)s"
+    )
     return Export("ideas", sql, params, columns, idea_cells(columns))
 
 
 # ---- customers ------------------------------------------------------------------------------
 
-CUSTOMER_COLUMNS = ("id", "name", "email", "domain", "arr", "mrr", "plan", "source",
-                    "externalId", "crmCompanyId", "ideaCount", "metadata", "createdAt",
-                    "updatedAt")
+CUSTOMER_COLUMNS = (
+    "id",
+    "name",
+    "email",
+    "domain",
+    "arr",
+    "mrr",
+    "plan",
+    "source",
+    "externalId",
+    "crmCompanyId",
+    "ideaCount",
+    "metadata",
+    "createdAt",
+    "updatedAt",
+)
 
 
 def customer_cells(rec: Record) -> list[Any]:
@@ -129,36 +192,57 @@ def customers(ws: uuid.UUID, q: ExportQuery) -> Export:
                     NULL
                FROM customers.customers c WHERE c.workspace_id = %(ws)s
               ORDER BY c.created_at DESC, c.id DESC LIMIT %(limit)s"""
-    return Export("customers", sql, {"ws": ws, "limit": q.limit}, CUSTOMER_COLUMNS,
-                  customer_cells)
+    return Export("customers", sql, {"ws": ws, "limit": q.limit}, CUSTOMER_COLUMNS, customer_cells)
 
 
 # ---- decisions ------------------------------------------------------------------------------
 
-DECISION_COLUMNS = ("id", "ideaServiceId", "title", "status", "decidedAt", "closureCategory",
-                    "decisionReason", "decisionOwnerName")
+DECISION_COLUMNS = (
+    "id",
+    "ideaServiceId",
+    "title",
+    "status",
+    "decidedAt",
+    "closureCategory",
+    "decisionReason",
+    "decisionOwnerName",
+)
 
 
 def decisions(ws: uuid.UUID, q: DatedExportQuery) -> Export:
     where = ["i.workspace_id = %(ws)s", "i.status <> 'deleted'", "i.decided_at IS NOT NULL"]
     params: dict[str, Any] = {"ws": ws, "limit": q.limit}
     _range("i.decided_at", q, where, params)
-    sql = (f"""SELECT row_to_json(x)::text, NULL FROM (
+    sql = f"""SELECT row_to_json(x)::text, NULL FROM (
                  SELECT i.id, 'IDEA-' || i.number AS "ideaServiceId", i.title, i.status,
                         ims_json_ts(i.decided_at) AS "decidedAt",
                         i.closure_category AS "closureCategory",
                         i.decision_reason AS "decisionReason",
                         i.decision_owner_name AS "decisionOwnerName"
-                   FROM ideas.ideas i WHERE {' AND '.join(where)}
-                  ORDER BY i.decided_at DESC, i.id DESC LIMIT %(limit)s) x""")
+                   FROM ideas.ideas i WHERE {" AND ".join(where)}
+                  ORDER BY i.decided_at DESC, i.id DESC LIMIT %(limit)s) x"""
     return Export("decisions", sql, params, DECISION_COLUMNS, _flat(DECISION_COLUMNS))
 
 
 # ---- signals --------------------------------------------------------------------------------
 
-SIGNAL_COLUMNS = ("id", "platform", "userId", "userName", "userEmail", "content", "similarity",
-                  "sentiment", "sentimentScore", "autoLinkedCustomerId", "detectedAt",
-                  "createdAt", "ideaId", "ideaServiceId", "ideaTitle")
+SIGNAL_COLUMNS = (
+    "id",
+    "platform",
+    "userId",
+    "userName",
+    "userEmail",
+    "content",
+    "similarity",
+    "sentiment",
+    "sentimentScore",
+    "autoLinkedCustomerId",
+    "detectedAt",
+    "createdAt",
+    "ideaId",
+    "ideaServiceId",
+    "ideaTitle",
+)
 
 
 def signals(ws: uuid.UUID, q: SignalsExportQuery) -> Export:
@@ -168,14 +252,14 @@ def signals(ws: uuid.UUID, q: SignalsExportQuery) -> Export:
         where.append("s.platform = %(platform)s")
         params["platform"] = q.platform
     _range("s.detected_at", q, where, params)
-    sql = (f"""SELECT ideas.signal_json(s)::text,
+    sql = f"""SELECT ideas.signal_json(s)::text,
                       (SELECT row_to_json(x) FROM (SELECT i.id AS "ideaId",
                               'IDEA-' || i.number AS "ideaServiceId", i.title AS "ideaTitle") x
                       )::text
                  FROM ideas.signals s
                  JOIN ideas.ideas i ON i.id = s.idea_id AND i.workspace_id = s.workspace_id
-                WHERE {' AND '.join(where)}
-                ORDER BY s.detected_at DESC, s.id DESC LIMIT %(limit)s""")
+                WHERE {" AND ".join(where)}
+                ORDER BY s.detected_at DESC, s.id DESC LIMIT %(limit)s"""
     return Export("signals", sql, params, SIGNAL_COLUMNS, _flat(SIGNAL_COLUMNS))
 
 

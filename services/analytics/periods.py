@@ -36,15 +36,21 @@ def _plus_years(moment: datetime, years: int) -> datetime:
 _EARLIEST = datetime(1, 1, 1, tzinfo=timezone.utc)
 
 
-def resolve(start: datetime | None, end: datetime | None, *, now: datetime | None = None,
-            max_years: int | None = 2) -> Range:
+def resolve(
+    start: datetime | None,
+    end: datetime | None,
+    *,
+    now: datetime | None = None,
+    max_years: int | None = 2,
+) -> Range:
     """The effective range; `start` defaults to 90 days before the (effective) end."""
     end = end or now or datetime.now(timezone.utc)
     # Buckets step a month past the end, and the default start lies 90 days before it: keep
     # both inside the calendar (years 1 to 9999) rather than fail on overflow.
     if end.year >= 9999 or (start is not None and start.year >= 9999):
-        raise ValidationFailed("Dates must be before the year 9999",
-                               field="end" if end.year >= 9999 else "start")
+        raise ValidationFailed(
+            "Dates must be before the year 9999", field="end" if end.year >= 9999 else "start"
+        )
     if start is None:
         if end < _EARLIEST + DEFAULT_SPAN:
             raise ValidationFailed("end is too early for the default 90-day range", field="end")
@@ -52,8 +58,9 @@ def resolve(start: datetime | None, end: datetime | None, *, now: datetime | Non
     if start > end:
         raise ValidationFailed("start must not be after end", field="start")
     if max_years is not None and end > _plus_years(start, max_years):
-        raise ValidationFailed(f"The range from start to end exceeds {max_years} years",
-                               field="end")
+        raise ValidationFailed(
+            f"The range from start to end exceeds {max_years} years", field="end"
+        )
     return Range(start, end)
 
 

@@ -33,8 +33,12 @@ IN_RANGE = "{col} >= %(start)s AND {col} <= %(end)s"
 # the caller folds days into weeks or months. The origin is a Monday, midnight UTC.
 DAY = "date_bin('1 day', {col}, '2000-01-03 00:00:00+00')"
 # group_by values to SQL; never formatted from user input, only looked up here.
-GROUP_KEYS = {"status": "status", "source": "source", "category": "category",
-              "product": "product_id::text"}
+GROUP_KEYS = {
+    "status": "status",
+    "source": "source",
+    "category": "category",
+    "product": "product_id::text",
+}
 # Signals of deleted ideas: the anti-join reads only the deleted ideas (index ideas_status).
 NOT_DELETED_IDEA = """NOT EXISTS (SELECT 1 FROM ideas.ideas d
                     WHERE d.workspace_id = %(ws)s AND d.status = 'deleted' AND d.id = {col})"""
@@ -51,17 +55,22 @@ async def status_counts(cur: aiopg.Cursor, workspace_id: uuid.UUID) -> dict[str,
     """Live ideas per status, from the counters the ideas service keeps by trigger in the same
     transaction as every insert, status change and removal (ideas migrations 0001/0002): exact,
     and from the same snapshot as the other queries of the report."""
-    rows = await fetchall(cur, """
+    rows = await fetchall(
+        cur,
+        """
         SELECT status, n FROM ideas.status_counts
-         WHERE workspace_id = %(ws)s AND status <> 'deleted' AND n <> 0""", _args(workspace_id))
+         WHERE workspace_id = %(ws)s AND status <> 'deleted' AND n <> 0""",
+        _args(workspace_id),
+    )
     return {r["status"]: r["n"] for r in rows}
 
 
-async def summary_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID,
-                        month_start: date) -> list[Row]:
+async def summary_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID, month_start: date) -> list[Row]:
     """Sums per (source, category) over every live idea, from the monthly rollup the ideas
     service keeps by trigger (ideas migration 0300): a few rows per month, whatever the size."""
-    return await fetchall(cur, """
+    return await fetchall(
+        cur,
+        """
         SELECT source, category, sum(n)::bigint AS n,
                coalesce(sum(n) FILTER (WHERE month >= %(month)s), 0)::bigint AS this_month,
                sum(reach_sum) AS reach, sum(reach_n)::bigint AS reach_n,
@@ -70,13 +79,17 @@ async def summary_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID,
                sum(effort_sum) AS effort, sum(effort_n)::bigint AS effort_n,
                sum(score_sum) AS score, sum(score_n)::bigint AS score_n
           FROM ideas.idea_months WHERE workspace_id = %(ws)s
-         GROUP BY source, category HAVING sum(n) <> 0""", _args(workspace_id, month=month_start))
+         GROUP BY source, category HAVING sum(n) <> 0""",
+        _args(workspace_id, month=month_start),
+    )
 
 
 async def summary_customers(cur: aiopg.Cursor, workspace_id: uuid.UUID) -> Row:
     """Customers, and those linked to a live idea. Ideas are never removed from their table
     (removal is the status `deleted`), so a link counts unless its idea is deleted."""
-    row = await fetchone(cur, f"""
+    row = await fetchone(
+        cur,
+        f"""
         SELECT count(*) AS total, count(k.customer_id) AS linked,
                coalesce(sum(c.arr), 0) AS total_arr, coalesce(sum(c.mrr), 0) AS total_mrr,
                coalesce(sum(c.arr) FILTER (WHERE k.customer_id IS NOT NULL), 0) AS linked_arr
@@ -85,30 +98,42 @@ async def summary_customers(cur: aiopg.Cursor, workspace_id: uuid.UUID) -> Row:
                       WHERE l.workspace_id = %(ws)s
                         AND {NOT_DELETED_IDEA.format(col="l.idea_id")}) k
                  ON k.customer_id = c.id
-         WHERE c.workspace_id = %(ws)s""", _args(workspace_id))
+         WHERE c.workspace_id = %(ws)s""",
+        _args(workspace_id),
+    )
     assert row is not None
     return row
 
 
-async def ideas_over_time(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range,
-                          group_by: str | None) -> list[Row]:
+async def ideas_over_time(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range, group_by: str | None
+) -> list[Row]:
     key = GROUP_KEYS[group_by] if group_by else "NULL::text"
-    return await fetchall(cur, f"""
+    return await fetchall(
+        cur,
+        f"""
         SELECT {DAY.format(col="created_at")} AS day, {key} AS key, count(*) AS n
           FROM ideas.ideas
          WHERE {LIVE} AND {IN_RANGE.format(col="created_at")}
-         GROUP BY 1, 2""", _args(workspace_id, rng))
+         GROUP BY 1, 2""",
+        _args(workspace_id, rng),
+    )
 
 
-async def decisions(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range,
-                    now: datetime) -> list[Row]:
+async def decisions(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range, now: datetime
+) -> list[Row]:
     """One pass over the decisions of the range, grouped per (outcome, owner, day); the small
     result is then shaped three ways in SQL: `kind` is 'outcome' (the rollup row has
     g = 1), 'owner' (with the overdue ideas, a state of today whatever the range; g is the
     owner's rank) or 'day'."""
-    owner_key = ("decision_owner_email AS email, CASE WHEN decision_owner_email IS NULL"
-                 " THEN decision_owner_name END AS name_key")
-    return await fetchall(cur, f"""
+    owner_key = (
+        "decision_owner_email AS email, CASE WHEN decision_owner_email IS NULL"
+        " THEN decision_owner_name END AS name_key"
+    )
+    return await fetchall(
+        cur,
+        f"""
         WITH fine AS (
             SELECT closure_category AS outcome, {owner_key},
                    max(decision_owner_name) AS name, {DAY.format(col="decided_at")} AS day,
@@ -138,13 +163,16 @@ async def decisions(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range,
                email, name, total, overdue, span, NULL FROM owners
         UNION ALL
         SELECT 'day', 0, NULL, NULL, sum(n)::bigint, 0, NULL, day FROM fine GROUP BY day""",
-        _args(workspace_id, rng, now=now))
+        _args(workspace_id, rng, now=now),
+    )
 
 
 async def funnel(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range) -> list[Row]:
     """Per status: counts, sums and the summed spans behind the average days."""
     both = "shipped_at IS NOT NULL AND decided_at IS NOT NULL"
-    return await fetchall(cur, f"""
+    return await fetchall(
+        cur,
+        f"""
         SELECT status, count(*) AS n, coalesce(sum(total_customer_arr), 0) AS arr,
                sum(rice_score) AS rice, count(rice_score) AS rice_n,
                sum(decided_at - created_at) AS to_decided, count(decided_at) AS to_decided_n,
@@ -153,7 +181,9 @@ async def funnel(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range) -> list
                count(*) FILTER (WHERE {both}) AS decided_to_shipped_n
           FROM ideas.ideas
          WHERE {LIVE} AND {IN_RANGE.format(col="created_at")}
-         GROUP BY status""", _args(workspace_id, rng))
+         GROUP BY status""",
+        _args(workspace_id, rng),
+    )
 
 
 @dataclass(frozen=True)
@@ -162,6 +192,7 @@ class DaySplit:
     before and after them, [start, first) and [after, end], read from the signals themselves.
     With no whole day inside, the whole range is an edge: first = after, edges [start, start)
     and [start, end]."""
+
     first: date
     after: date
     head_end: datetime
@@ -184,8 +215,14 @@ def _midnight(day: date) -> datetime:
 
 def _split_args(workspace_id: uuid.UUID, rng: Range) -> dict[str, Any]:
     split = split_days(rng)
-    return _args(workspace_id, rng, first=split.first, after=split.after,
-                 head_end=split.head_end, tail_start=split.tail_start)
+    return _args(
+        workspace_id,
+        rng,
+        first=split.first,
+        after=split.after,
+        head_end=split.head_end,
+        tail_start=split.tail_start,
+    )
 
 
 async def signals(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range) -> list[Row]:
@@ -196,7 +233,9 @@ async def signals(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range) -> lis
       pairs whose first day there follows no day of theirs inside (ideas.signal_firsts), plus
       the pairs of the edges with no signal on those whole days (ideas.signal_idea_days).
     The edges are read once, by index-only scans of signals_an_detected."""
-    return await fetchall(cur, f"""
+    return await fetchall(
+        cur,
+        f"""
         WITH edge AS MATERIALIZED (
             SELECT e.* FROM (
                 SELECT detected_at, platform, sentiment, sentiment_score, idea_id
@@ -227,57 +266,80 @@ async def signals(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range) -> lis
                                 WHERE t.workspace_id = %(ws)s AND t.idea_id = p.idea_id
                                   AND t.platform = p.platform
                                   AND t.day >= %(first)s AND t.day < %(after)s)) u
-         GROUP BY platform HAVING sum(n) <> 0""", _split_args(workspace_id, rng))
+         GROUP BY platform HAVING sum(n) <> 0""",
+        _split_args(workspace_id, rng),
+    )
 
 
 async def roadmap_stages(cur: aiopg.Cursor, workspace_id: uuid.UUID) -> list[Row]:
-    return await fetchall(cur, """
+    return await fetchall(
+        cur,
+        """
         SELECT id, name FROM ideas.roadmap_stages WHERE workspace_id = %(ws)s
-         ORDER BY position, name, id""", _args(workspace_id))
+         ORDER BY position, name, id""",
+        _args(workspace_id),
+    )
 
 
 async def staged_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID) -> list[Row]:
     """Live ideas per stage id (a stage id with no stage row counts as staged too)."""
-    return await fetchall(cur, f"""
+    return await fetchall(
+        cur,
+        f"""
         SELECT roadmap_stage_id AS id, count(*) AS n, coalesce(sum(total_customer_arr), 0) AS arr,
                sum(rice_score) AS rice, count(rice_score) AS rice_n
           FROM ideas.ideas WHERE {LIVE} AND roadmap_stage_id IS NOT NULL
-         GROUP BY 1""", _args(workspace_id))
+         GROUP BY 1""",
+        _args(workspace_id),
+    )
 
 
 async def shipped_since(cur: aiopg.Cursor, workspace_id: uuid.UUID, now: datetime) -> Row:
-    row = await fetchone(cur, f"""
+    row = await fetchone(
+        cur,
+        f"""
         SELECT count(*) FILTER (WHERE shipped_at >= %(d30)s) AS shipped30,
                count(*) AS shipped90
           FROM ideas.ideas
          WHERE {LIVE} AND shipped_at >= %(d90)s AND shipped_at <= %(now)s""",
-        _args(workspace_id, now=now, d30=now - timedelta(days=30), d90=now - timedelta(days=90)))
+        _args(workspace_id, now=now, d30=now - timedelta(days=30), d90=now - timedelta(days=90)),
+    )
     assert row is not None
     return row
 
 
 async def revenue_by_status(cur: aiopg.Cursor, workspace_id: uuid.UUID) -> dict[str, Any]:
     """ARR per status, summed over the ideas that have any (others add nothing)."""
-    rows = await fetchall(cur, f"""
+    rows = await fetchall(
+        cur,
+        f"""
         SELECT status, sum(total_customer_arr) AS arr
           FROM ideas.ideas WHERE {LIVE} AND total_customer_arr <> 0
-         GROUP BY status""", _args(workspace_id))
+         GROUP BY status""",
+        _args(workspace_id),
+    )
     return {r["status"]: r["arr"] for r in rows}
 
 
 async def revenue_top_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID, limit: int) -> list[Row]:
     """Ideas with customer ARR, highest first (the order of the ARR index)."""
-    return await fetchall(cur, f"""
+    return await fetchall(
+        cur,
+        f"""
         SELECT id, number, title, status, total_customer_arr AS arr, customer_count
           FROM ideas.ideas
          WHERE {LIVE} AND total_customer_arr > 0
          ORDER BY total_customer_arr DESC NULLS LAST, id DESC
-         LIMIT %(limit)s""", _args(workspace_id, limit=limit))
+         LIMIT %(limit)s""",
+        _args(workspace_id, limit=limit),
+    )
 
 
 async def categories(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range) -> list[Row]:
     """Sums per (category, source); the caller folds them per category (sources = groups)."""
-    return await fetchall(cur, f"""
+    return await fetchall(
+        cur,
+        f"""
         SELECT category, source, count(*) AS n, coalesce(sum(vote_count), 0) AS votes,
                coalesce(sum(signal_count), 0) AS signals, sum(rice_score) AS rice,
                count(rice_score) AS rice_n, coalesce(sum(total_customer_arr), 0) AS arr,
@@ -285,4 +347,6 @@ async def categories(cur: aiopg.Cursor, workspace_id: uuid.UUID, rng: Range) -> 
                sum(decided_at - created_at) AS span
           FROM ideas.ideas
          WHERE {LIVE} AND category IS NOT NULL AND {IN_RANGE.format(col="created_at")}
-         GROUP BY category, source""", _args(workspace_id, rng))
+         GROUP BY category, source""",
+        _args(workspace_id, rng),
+    )

@@ -41,8 +41,9 @@ class AnalyticsSettings(Settings):
         fields = super().read(e, require_secrets)
         pool_max, exports = fields["db_pool_max"], env_int(e, "EXPORT_CONCURRENCY", 2, 1)
         if exports >= pool_max:  # exports would hold every connection and starve the reports
-            raise SettingsError(f"EXPORT_CONCURRENCY ({exports}) must be below DB_POOL_MAX "
-                                f"({pool_max})")
+            raise SettingsError(
+                f"EXPORT_CONCURRENCY ({exports}) must be below DB_POOL_MAX ({pool_max})"
+            )
         return dict(
             fields,
             analytics_database_url=e.get("ANALYTICS_DATABASE_URL", ""),

@@ -21,8 +21,7 @@ from libs.common.errors import RateLimited, ServiceUnavailable
 
 RETRY_AFTER_S = 5
 
-REFUSED = Counter("ims_exports_refused_total", "Exports refused for want of a free slot",
-                  ["bound"])
+REFUSED = Counter("ims_exports_refused_total", "Exports refused for want of a free slot", ["bound"])
 
 
 class ExportSlots:
@@ -41,9 +40,11 @@ class ExportSlots:
         mine = self.running.get(workspace_id, 0)
         if mine >= self.per_workspace:
             REFUSED.labels("workspace").inc()
-            raise RateLimited(f"This workspace already runs {mine} export(s) at once, the most "
-                              f"allowed; retry in {RETRY_AFTER_S} s",
-                              headers={"Retry-After": str(RETRY_AFTER_S)})
+            raise RateLimited(
+                f"This workspace already runs {mine} export(s) at once, the most "
+                f"allowed; retry in {RETRY_AFTER_S} s",
+                headers={"Retry-After": str(RETRY_AFTER_S)},
+            )
         if self.in_use >= self.total:
             REFUSED.labels("process").inc()
             raise self._refusal(f"Too many exports are running; retry in {RETRY_AFTER_S} s")

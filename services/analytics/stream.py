@@ -87,9 +87,11 @@ def choose_format(request: web.Request, q: ExportQuery) -> tuple[str, bool]:
 def headers(kind: str, fmt: str, negotiated: bool = False) -> dict[str, str]:
     today = datetime.now(timezone.utc).date().isoformat()
     ctype = "text/csv; charset=utf-8" if fmt == "csv" else "application/json"
-    out = {"Content-Type": ctype,
-           "Content-Disposition": f'attachment; filename="{kind}-{today}.{fmt}"',
-           "Cache-Control": "no-store"}
+    out = {
+        "Content-Type": ctype,
+        "Content-Disposition": f'attachment; filename="{kind}-{today}.{fmt}"',
+        "Cache-Control": "no-store",
+    }
     if negotiated:
         out["Vary"] = "Accept"
     return out
@@ -126,12 +128,13 @@ class Encoder:
 
 @dataclass(frozen=True)
 class Bounds:
-    deadline_s: float       # the whole export, from its first query to its last byte
+    deadline_s: float  # the whole export, from its first query to its last byte
     write_timeout_s: float  # each 64 KiB written to the client
 
 
-async def stream_export(request: web.Request, pool: aiopg.Pool, export: Export,
-                        q: ExportQuery, bounds: Bounds) -> web.StreamResponse:
+async def stream_export(
+    request: web.Request, pool: aiopg.Pool, export: Export, q: ExportQuery, bounds: Bounds
+) -> web.StreamResponse:
     fmt, negotiated = choose_format(request, q)
     resp = web.StreamResponse(headers=headers(export.kind, fmt, negotiated))
     resp.enable_chunked_encoding()
@@ -147,8 +150,9 @@ async def stream_export(request: web.Request, pool: aiopg.Pool, export: Export,
     except TimeoutError:
         reason = "deadline" if deadline.expired() else "write_timeout"
         if not resp.prepared:  # nothing sent yet: the client can still get an answer
-            raise ServiceUnavailable("The export did not start in time; retry shortly",
-                                     headers={"Retry-After": "5"}) from None
+            raise ServiceUnavailable(
+                "The export did not start in time; retry shortly", headers={"Retry-After": "5"}
+            ) from None
         CUT_OFF.labels(reason).inc()
         log.warning("export_cut_off", reason=reason, kind=export.kind, format=fmt)
         cut_off(request)
@@ -169,8 +173,13 @@ async def stream_export(request: web.Request, pool: aiopg.Pool, export: Export,
     return resp
 
 
-async def _stream(request: web.Request, resp: web.StreamResponse, cur: aiopg.Cursor,
-                  enc: Encoder, write_timeout_s: float) -> None:
+async def _stream(
+    request: web.Request,
+    resp: web.StreamResponse,
+    cur: aiopg.Cursor,
+    enc: Encoder,
+    write_timeout_s: float,
+) -> None:
     export = enc.export
     await cur.execute(f"DECLARE export_rows NO SCROLL CURSOR FOR {export.sql}", export.params)
     rows = await _fetch(cur)

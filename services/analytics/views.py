@@ -19,8 +19,17 @@ from libs.common.validation import parse_query
 from libs.common.web import PEERS, PG_POOL, caller, data_response
 
 from . import assemble, exports
-from libs.api.analytics.schemas import (DatedExportQuery, DecisionsQuery, ExportQuery, IdeasExportQuery,
-                     IdeasOverTimeQuery, NoQuery, RangeQuery, SignalsExportQuery, SignalsQuery)
+from libs.api.analytics.schemas import (
+    DatedExportQuery,
+    DecisionsQuery,
+    ExportQuery,
+    IdeasExportQuery,
+    IdeasOverTimeQuery,
+    NoQuery,
+    RangeQuery,
+    SignalsExportQuery,
+    SignalsQuery,
+)
 from .periods import resolve
 from .settings import SETTINGS
 from .slots import ExportSlots
@@ -40,7 +49,9 @@ async def snapshot(request: web.Request) -> AsyncIterator[aiopg.Cursor]:
                 await cur.execute("ROLLBACK")
 
 
-async def _report(request: web.Request, build: Callable[[aiopg.Cursor], Awaitable[Any]]) -> web.Response:
+async def _report(
+    request: web.Request, build: Callable[[aiopg.Cursor], Awaitable[Any]]
+) -> web.Response:
     async with snapshot(request) as cur:
         return data_response(await build(cur))
 
@@ -54,8 +65,9 @@ async def analytics_summary(request: web.Request) -> web.Response:
 async def analytics_ideas_over_time(request: web.Request) -> web.Response:
     q = parse_query(request, IdeasOverTimeQuery)
     rng, ws = resolve(q.start, q.end), caller(request).workspace_id
-    return await _report(request, lambda cur: assemble.ideas_over_time(
-        cur, ws, rng, q.period, q.group_by))
+    return await _report(
+        request, lambda cur: assemble.ideas_over_time(cur, ws, rng, q.period, q.group_by)
+    )
 
 
 async def analytics_decisions(request: web.Request) -> web.Response:
@@ -92,8 +104,13 @@ async def analytics_roadmap(request: web.Request) -> web.Response:
 
 async def _touch_ideas(request: web.Request) -> None:
     try:
-        await request.app[PEERS].call(caller(request), "ideas", "GET", "/api/v1/roadmap/stages",
-                                      timeout=aiohttp.ClientTimeout(total=5))
+        await request.app[PEERS].call(
+            caller(request),
+            "ideas",
+            "GET",
+            "/api/v1/roadmap/stages",
+            timeout=aiohttp.ClientTimeout(total=5),
+        )
     except ServiceUnavailable:
         pass  # the report still answers, without stages
 
@@ -110,12 +127,18 @@ async def analytics_categories(request: web.Request) -> web.Response:
     return await _report(request, lambda cur: assemble.categories(cur, ws, rng))
 
 
-async def _export(request: web.Request, export: exports.Export,
-                  q: ExportQuery) -> web.StreamResponse:
+async def _export(
+    request: web.Request, export: exports.Export, q: ExportQuery
+) -> web.StreamResponse:
     s = request.app[SETTINGS]
     with request.app[EXPORT_SLOTS].hold(caller(request).workspace_id):
-        return await stream_export(request, request.app[PG_POOL], export, q,
-                                   Bounds(s.export_deadline_s, s.export_write_timeout_s))
+        return await stream_export(
+            request,
+            request.app[PG_POOL],
+            export,
+            q,
+            Bounds(s.export_deadline_s, s.export_write_timeout_s),
+        )
 
 
 async def export_ideas(request: web.Request) -> web.StreamResponse:

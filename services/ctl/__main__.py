@@ -58,9 +58,11 @@ def run(argv: list[str], settings: Settings) -> dict[str, Any]:
         return {"applied": migrate(settings.database_url)}
     handlers: dict[tuple[str, str | None], Callable[[Any], dict[str, Any]]] = {
         ("workspace", "create"): lambda c: admin.create_workspace(
-            c, args.name, args.plan, args.rate_limit, args.inbox_mode),
+            c, args.name, args.plan, args.rate_limit, args.inbox_mode
+        ),
         ("key", "create"): lambda c: admin.create_key(
-            c, args.workspace, args.name, args.scopes, args.kind),
+            c, args.workspace, args.name, args.scopes, args.kind
+        ),
         ("key", "revoke"): lambda c: admin.revoke_key(c, args.id),
     }
     handler = handlers.get((args.command, getattr(args, "action", None)))

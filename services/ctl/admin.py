@@ -19,8 +19,13 @@ class AdminError(Exception):
     """A command cannot be carried out; the message says why."""
 
 
-def create_workspace(conn: Any, name: str, plan: str = "starter", rate_limit: int | None = None,
-                     inbox_mode: str = "direct") -> dict[str, Any]:
+def create_workspace(
+    conn: Any,
+    name: str,
+    plan: str = "starter",
+    rate_limit: int | None = None,
+    inbox_mode: str = "direct",
+) -> dict[str, Any]:
     if not name.strip():
         raise AdminError("--name must not be empty")
     if plan not in PLANS:
@@ -34,9 +39,14 @@ def create_workspace(conn: Any, name: str, plan: str = "starter", rate_limit: in
         cur.execute(
             "INSERT INTO gateway.workspaces (id, name, plan, rate_limit_per_minute, inbox_mode)"
             " VALUES (%s, %s, %s, %s, %s)",
-            (workspace_id, name, plan, rate_limit, inbox_mode))
-    return {"id": str(workspace_id), "name": name, "plan": plan,
-            "rateLimitPerMinute": rate_limit or RATE_PER_MINUTE[plan]}
+            (workspace_id, name, plan, rate_limit, inbox_mode),
+        )
+    return {
+        "id": str(workspace_id),
+        "name": name,
+        "plan": plan,
+        "rateLimitPerMinute": rate_limit or RATE_PER_MINUTE[plan],
+    }
 
 
 def parse_scopes(text: str) -> list[str]:
@@ -49,8 +59,13 @@ def parse_scopes(text: str) -> list[str]:
     return sorted(set(scopes), key=SCOPES.index)
 
 
-def create_key(conn: Any, workspace_id: str, name: str = "API key", scopes: str = "all",
-               kind: str = "production") -> dict[str, Any]:
+def create_key(
+    conn: Any,
+    workspace_id: str,
+    name: str = "API key",
+    scopes: str = "all",
+    kind: str = "production",
+) -> dict[str, Any]:
     if kind not in PREFIXES:
         raise AdminError("--kind must be production or staging")
     try:
@@ -66,10 +81,23 @@ def create_key(conn: Any, workspace_id: str, name: str = "API key", scopes: str 
         cur.execute(
             "INSERT INTO gateway.api_keys (id, workspace_id, name, kind, key_hash, key_hint, scopes)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s)",
-            (key_id, ws, name or "API key", kind, psycopg2.Binary(hash_key(key)),
-             key[:9] + "…" + key[-4:], scope_list))
-    return {"id": str(key_id), "key": key, "kind": kind, "scopes": scope_list,
-            "workspaceId": str(ws)}
+            (
+                key_id,
+                ws,
+                name or "API key",
+                kind,
+                psycopg2.Binary(hash_key(key)),
+                key[:9] + "…" + key[-4:],
+                scope_list,
+            ),
+        )
+    return {
+        "id": str(key_id),
+        "key": key,
+        "kind": kind,
+        "scopes": scope_list,
+        "workspaceId": str(ws),
+    }
 
 
 def revoke_key(conn: Any, key_id: str) -> dict[str, Any]:
@@ -78,8 +106,11 @@ def revoke_key(conn: Any, key_id: str) -> dict[str, Any]:
     except ValueError as err:
         raise AdminError("--id must be a key id (UUID)") from err
     with conn, conn.cursor() as cur:
-        cur.execute("UPDATE gateway.api_keys SET revoked_at = coalesce(revoked_at, now())"
-                    " WHERE id = %s RETURNING id", (kid,))
+        cur.execute(
+            "UPDATE gateway.api_keys SET revoked_at = coalesce(revoked_at, now())"
+            " WHERE id = %s RETURNING id",
+            (kid,),
+        )
         if cur.fetchone() is None:
             raise AdminError(f"key {key_id} not found")
     return {"id": str(kid), "revoked": True}

@@ -21,8 +21,10 @@ from services.ideas.projection import rebuild
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("customers", help="customers").add_subparsers(dest="action", required=True)
-    r = p.add_parser("rebuild-projection",
-                     help="recompute ideas' customer ARR and counts from the customers tables")
+    r = p.add_parser(
+        "rebuild-projection",
+        help="recompute ideas' customer ARR and counts from the customers tables",
+    )
     r.add_argument("--workspace", help="only this workspace (default: all)")
 
 

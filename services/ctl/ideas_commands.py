@@ -25,10 +25,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("demo", help="a seeded 'Demo' workspace (plan pro) and an all-scope key")
     d.add_argument("--ideas", type=int, default=200)
     d.add_argument("--customers", type=int, default=50)
-    a = sub.add_parser("analytics", help="analytics rollups").add_subparsers(dest="action",
-                                                                            required=True)
-    r = a.add_parser("rebuild-rollups", help="recompute the rollups of the summary and signals"
-                                             " reports from ideas and signals")
+    a = sub.add_parser("analytics", help="analytics rollups").add_subparsers(
+        dest="action", required=True
+    )
+    r = a.add_parser(
+        "rebuild-rollups",
+        help="recompute the rollups of the summary and signals reports from ideas and signals",
+    )
     r.add_argument("--workspace", help="one workspace (default: every workspace)")
 
 
@@ -58,11 +61,13 @@ def rebuild_rollups(conn: Any, workspace: str | None) -> dict[str, Any]:
         cur.execute("SELECT ideas.rebuild_rollups(%s)", (workspace,))
         rows = {}
         for table in ROLLUP_TABLES:
-            cur.execute(f"SELECT count(*) FROM ideas.{table}"
-                        " WHERE %(ws)s::uuid IS NULL OR workspace_id = %(ws)s", {"ws": workspace})
+            cur.execute(
+                f"SELECT count(*) FROM ideas.{table}"
+                " WHERE %(ws)s::uuid IS NULL OR workspace_id = %(ws)s",
+                {"ws": workspace},
+            )
             rows[table] = cur.fetchone()[0]
-    return {"workspaceId": workspace, "rows": rows,
-            "seconds": round(time.monotonic() - started, 1)}
+    return {"workspaceId": workspace, "rows": rows, "seconds": round(time.monotonic() - started, 1)}
 
 
 def run(args: argparse.Namespace, settings: Settings) -> dict[str, Any] | None:
@@ -80,12 +85,16 @@ def run(args: argparse.Namespace, settings: Settings) -> dict[str, Any] | None:
     conn = _connect(settings)
     try:
         if args.command == "seed":
-            return seed(conn, _check_workspace(conn, args.workspace), args.ideas,
-                        args.customers, args.seed)
+            return seed(
+                conn, _check_workspace(conn, args.workspace), args.ideas, args.customers, args.seed
+            )
         ws = admin.create_workspace(conn, "Demo", "pro")
         seed(conn, ws["id"], args.ideas, args.customers, 1)
         key = admin.create_key(conn, ws["id"], "Demo key", "all")
     finally:
         conn.close()
-    return {"workspaceId": ws["id"], "key": key["key"],
-            "baseUrl": f"http://{settings.gateway_host}:{settings.gateway_port}"}
+    return {
+        "workspaceId": ws["id"],
+        "key": key["key"],
+        "baseUrl": f"http://{settings.gateway_host}:{settings.gateway_port}",
+    }

@@ -58,16 +58,24 @@ class Seeder:
             cur.execute(STATE_SQL, (self.ws,))
             for name, slug, color, pos, default in DEFAULT_STAGES:
                 cur.execute(STAGE_SQL, (self.ws, self.uid(), name, slug, color, pos, default))
-            cur.execute("SELECT id FROM ideas.roadmap_stages WHERE workspace_id = %s"
-                        " ORDER BY position", (self.ws,))
+            cur.execute(
+                "SELECT id FROM ideas.roadmap_stages WHERE workspace_id = %s ORDER BY position",
+                (self.ws,),
+            )
             self.stages = [r[0] for r in cur.fetchall()]
         self.tags = [self.uid() for _ in d.TAGS]
-        self.copy("ideas.tags", "workspace_id, id, name, color",
-                  [_line((self.ws, t, name, color)) for t, (name, color) in zip(self.tags, d.TAGS)])
+        self.copy(
+            "ideas.tags",
+            "workspace_id, id, name, color",
+            [_line((self.ws, t, name, color)) for t, (name, color) in zip(self.tags, d.TAGS)],
+        )
         ids = {name: self.uid() for name, _ in d.PRODUCTS}
         self.products = list(ids.values())
-        self.copy("ideas.products", "workspace_id, id, name, parent_id",
-                  [_line((self.ws, ids[n], n, ids.get(p) if p else None)) for n, p in d.PRODUCTS])
+        self.copy(
+            "ideas.products",
+            "workspace_id, id, name, parent_id",
+            [_line((self.ws, ids[n], n, ids.get(p) if p else None)) for n, p in d.PRODUCTS],
+        )
         self.members = []
         lines = []
         for n in range(12):
@@ -75,10 +83,24 @@ class Seeder:
             email = email.replace("@", f"{n}@")
             self.members.append((name, email))
             seen = self.now - timedelta(hours=self.rng.randint(1, 24 * 60))
-            lines.append(_line((self.ws, self.uid(), name, email, d.ROLES[n % len(d.ROLES)] if n
-                                else "owner", self.rng.random() < 0.8, seen)))
-        self.copy("ideas.members", "workspace_id, id, name, email, role, dashboard_access,"
-                  " last_active_at", lines)
+            lines.append(
+                _line(
+                    (
+                        self.ws,
+                        self.uid(),
+                        name,
+                        email,
+                        d.ROLES[n % len(d.ROLES)] if n else "owner",
+                        self.rng.random() < 0.8,
+                        seen,
+                    )
+                )
+            )
+        self.copy(
+            "ideas.members",
+            "workspace_id, id, name, email, role, dashboard_access, last_active_at",
+            lines,
+        )
 
     def customers(self, m: int) -> None:
         self.customer_arr: list[tuple[uuid.UUID, float | None, datetime]] = []
@@ -94,14 +116,37 @@ class Seeder:
             cid = self.uid()
             created = self.now - timedelta(days=self.rng.uniform(0, DAYS + 180))
             self.customer_arr.append((cid, arr, created))
-            lines.append(_line((self.ws, cid, company, f"billing@{domain}", domain, arr,
-                                None if arr is None else round(arr / 12, 2), plans[n], "crm",
-                                f"crm-{n + 1}", f"co_{n + 1}", created, created)))
-        self.copy("customers.customers", "workspace_id, id, name, email, domain, arr, mrr, plan,"
-                  " source, external_id, crm_company_id, created_at, updated_at", lines)
+            lines.append(
+                _line(
+                    (
+                        self.ws,
+                        cid,
+                        company,
+                        f"billing@{domain}",
+                        domain,
+                        arr,
+                        None if arr is None else round(arr / 12, 2),
+                        plans[n],
+                        "crm",
+                        f"crm-{n + 1}",
+                        f"co_{n + 1}",
+                        created,
+                        created,
+                    )
+                )
+            )
+        self.copy(
+            "customers.customers",
+            "workspace_id, id, name, email, domain, arr, mrr, plan,"
+            " source, external_id, crm_company_id, created_at, updated_at",
+            lines,
+        )
         if self.has_projection:
-            self.copy("ideas.customer_arr", "workspace_id, customer_id, arr, version",
-                      [_line((self.ws, c, a, t)) for c, a, t in self.customer_arr])
+            self.copy(
+                "ideas.customer_arr",
+                "workspace_id, customer_id, arr, version",
+                [_line((self.ws, c, a, t)) for c, a, t in self.customer_arr],
+            )
 
     def _has_table(self, schema: str, table: str) -> bool:
         with self.conn.cursor() as cur:
@@ -112,9 +157,11 @@ class Seeder:
 
     def ideas(self, n: int) -> None:
         with self.conn.cursor() as cur:
-            cur.execute("UPDATE ideas.workspace_state SET next_idea_number = next_idea_number + %s"
-                        " WHERE workspace_id = %s RETURNING next_idea_number - %s",
-                        (n, self.ws, n))
+            cur.execute(
+                "UPDATE ideas.workspace_state SET next_idea_number = next_idea_number + %s"
+                " WHERE workspace_id = %s RETURNING next_idea_number - %s",
+                (n, self.ws, n),
+            )
             first = cur.fetchone()[0]
         start = self.now - timedelta(days=DAYS)
         span = DAYS * 86400.0
@@ -127,8 +174,9 @@ class Seeder:
             rows.flush()
 
 
-def seed(conn: Any, workspace_id: str, ideas: int = 200, customers: int = 50,
-         seed_value: int = 1) -> dict[str, Any]:
+def seed(
+    conn: Any, workspace_id: str, ideas: int = 200, customers: int = 50, seed_value: int = 1
+) -> dict[str, Any]:
     """Seed one workspace in one transaction (nothing is left half-written on failure)."""
     started = time.monotonic()
     seeder = Seeder(conn, uuid.UUID(workspace_id), seed_value)
@@ -151,10 +199,16 @@ def seed(conn: Any, workspace_id: str, ideas: int = 200, customers: int = 50,
             with conn.cursor() as cur:
                 cur.execute("SELECT ideas.rebuild_rollups(%s)", (seeder.ws,))
     c = seeder.counts
-    return {"ideas": c.get("ideas.ideas", 0), "customers": c.get("customers.customers", 0),
-            "workspaceId": workspace_id, "votes": c.get("ideas.votes", 0),
-            "decisions": c.get("ideas.decisions", 0), "signals": c.get("ideas.signals", 0),
-            "links": c.get("customers.idea_links", 0), "seconds": round(time.monotonic() - started, 1)}
+    return {
+        "ideas": c.get("ideas.ideas", 0),
+        "customers": c.get("customers.customers", 0),
+        "workspaceId": workspace_id,
+        "votes": c.get("ideas.votes", 0),
+        "decisions": c.get("ideas.decisions", 0),
+        "signals": c.get("ideas.signals", 0),
+        "links": c.get("customers.idea_links", 0),
+        "seconds": round(time.monotonic() - started, 1),
+    }
 
 
 def set_rollup_triggers(conn: Any, *, enabled: bool, inserts_only: bool = True) -> None:
@@ -163,25 +217,30 @@ def set_rollup_triggers(conn: Any, *, enabled: bool, inserts_only: bool = True) 
     instead of per COPY) or all of them. In the caller's transaction, which holds the tables
     locked until it ends; whoever turns them off rebuilds the rollups (`ideas.rebuild_rollups`)."""
     with conn.cursor() as cur:
-        cur.execute("SELECT c.relname, t.tgname FROM pg_trigger t"
-                    " JOIN pg_class c ON c.oid = t.tgrelid"
-                    " WHERE c.relnamespace = 'ideas'::regnamespace AND t.tgname LIKE %s"
-                    " ORDER BY 1, 2",
-                    ("%\\_rollup\\_insert" if inserts_only else "%\\_rollup\\_%",))
+        cur.execute(
+            "SELECT c.relname, t.tgname FROM pg_trigger t"
+            " JOIN pg_class c ON c.oid = t.tgrelid"
+            " WHERE c.relnamespace = 'ideas'::regnamespace AND t.tgname LIKE %s"
+            " ORDER BY 1, 2",
+            ("%\\_rollup\\_insert" if inserts_only else "%\\_rollup\\_%",),
+        )
         for table, trigger in cur.fetchall():
-            cur.execute(f"ALTER TABLE ideas.{table} {'ENABLE' if enabled else 'DISABLE'}"
-                        f" TRIGGER {trigger}")
+            cur.execute(
+                f"ALTER TABLE ideas.{table} {'ENABLE' if enabled else 'DISABLE'} TRIGGER {trigger}"
+            )
 
 
 def drop_indexes(conn: Any) -> list[str]:
     """Drop the ideas table's secondary indexes (locking the table until commit); return the
     statements that build them again. Primary key and unique constraints stay."""
     with conn.cursor() as cur:
-        cur.execute("SELECT i.indexname, i.indexdef FROM pg_indexes i"
-                    " JOIN pg_class c ON c.relname = i.indexname"
-                    " JOIN pg_index x ON x.indexrelid = c.oid"
-                    " WHERE i.schemaname = 'ideas' AND i.tablename = 'ideas'"
-                    " AND NOT x.indisunique ORDER BY i.indexname")
+        cur.execute(
+            "SELECT i.indexname, i.indexdef FROM pg_indexes i"
+            " JOIN pg_class c ON c.relname = i.indexname"
+            " JOIN pg_index x ON x.indexrelid = c.oid"
+            " WHERE i.schemaname = 'ideas' AND i.tablename = 'ideas'"
+            " AND NOT x.indisunique ORDER BY i.indexname"
+        )
         found = cur.fetchall()
         for name, _ in found:
             cur.execute(f"DROP INDEX ideas.{name}")

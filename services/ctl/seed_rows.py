@@ -19,7 +19,8 @@ IDEA_COLS = (
     " decision_owner_name, decision_owner_email, decision_deadline, total_customer_arr,"
     " customer_count, last_activity_at, last_signal_at, unique_source_count, average_sentiment,"
     " shipped_at, product_id, roadmap_stage_id, actionable, author_name, author_id, raw_input,"
-    " created_at, updated_at")
+    " created_at, updated_at"
+)
 
 
 def line(values: Iterable[Any]) -> str:
@@ -36,9 +37,22 @@ class IdeaRows:
     def __init__(self, seeder: Any, start: datetime, first: int) -> None:
         self.s, self.rng, self.ws, self.first = seeder, seeder.rng, seeder.ws, first
         self.now = seeder.now
-        self.t: dict[str, list[str]] = {k: [] for k in (
-            "ideas", "votes", "decisions", "signals", "evidence", "participants", "meetings",
-            "tickets", "tags", "links", "plinks")}
+        self.t: dict[str, list[str]] = {
+            k: []
+            for k in (
+                "ideas",
+                "votes",
+                "decisions",
+                "signals",
+                "evidence",
+                "participants",
+                "meetings",
+                "tickets",
+                "tags",
+                "links",
+                "plinks",
+            )
+        }
         self.statuses = _weighted(d.STATUSES)
         self.sources = _weighted(d.SOURCES)
         self.categories = _weighted(d.CATEGORIES)
@@ -68,26 +82,66 @@ class IdeaRows:
         if status not in ("new", "captured") and rng.random() < 0.7:
             owner = rng.choice(s.members)
             deadline = created + timedelta(days=rng.randint(7, 90))
-        dest = rng.choice(d.DESTINATIONS) if status in ("planned", "in_progress", "shipped") \
-            and rng.random() < 0.6 else None
+        dest = (
+            rng.choice(d.DESTINATIONS)
+            if status in ("planned", "in_progress", "shipped") and rng.random() < 0.6
+            else None
+        )
         issue = f"{dest.upper()}-{self.first + j}" if dest else None
         arr, ncust = self.links(idea, created)
         evidence = self.extras(idea, created, age, owner)
-        self.t["ideas"].append(line((
-            self.ws, idea, self.first + j, title, summary, status, source,
-            rng.choices(*self.categories)[0], rng.choice(("request", "problem", "suggestion")),
-            None, None, fold_title(title), dest, issue,
-            f"https://{dest}.example.com/issue/{issue}" if dest else None,
-            ("done" if status == "shipped" else rng.choice(d.WORK_STATUSES)) if dest else None,
-            votes, rng.randint(0, 5) if rng.random() < 0.2 else 0, rng.randint(0, 3),
-            sig_count, *rice, rng.uniform(0, 100) if rng.random() < 0.4 else None,
-            evidence, reason, decided_at, closure, owner[0] if owner else None,
-            owner[1] if owner else None, deadline, arr, ncust, max(activity, last_sig or activity),
-            last_sig, platforms, avg_sent, shipped_at,
-            rng.choice(s.products) if rng.random() < 0.7 else None,
-            rng.choice(s.stages) if status in ("planned", "in_progress") else None, True,
-            self.s.person()[0] if source != "api" else None, None, summary or title,
-            created, activity)))
+        self.t["ideas"].append(
+            line(
+                (
+                    self.ws,
+                    idea,
+                    self.first + j,
+                    title,
+                    summary,
+                    status,
+                    source,
+                    rng.choices(*self.categories)[0],
+                    rng.choice(("request", "problem", "suggestion")),
+                    None,
+                    None,
+                    fold_title(title),
+                    dest,
+                    issue,
+                    f"https://{dest}.example.com/issue/{issue}" if dest else None,
+                    ("done" if status == "shipped" else rng.choice(d.WORK_STATUSES))
+                    if dest
+                    else None,
+                    votes,
+                    rng.randint(0, 5) if rng.random() < 0.2 else 0,
+                    rng.randint(0, 3),
+                    sig_count,
+                    *rice,
+                    rng.uniform(0, 100) if rng.random() < 0.4 else None,
+                    evidence,
+                    reason,
+                    decided_at,
+                    closure,
+                    owner[0] if owner else None,
+                    owner[1] if owner else None,
+                    deadline,
+                    arr,
+                    ncust,
+                    max(activity, last_sig or activity),
+                    last_sig,
+                    platforms,
+                    avg_sent,
+                    shipped_at,
+                    rng.choice(s.products) if rng.random() < 0.7 else None,
+                    rng.choice(s.stages) if status in ("planned", "in_progress") else None,
+                    True,
+                    self.s.person()[0] if source != "api" else None,
+                    None,
+                    summary or title,
+                    created,
+                    activity,
+                )
+            )
+        )
 
     def votes(self, idea: Any, created: datetime, age: float) -> int:
         if self.rng.random() > 0.4:
@@ -100,8 +154,9 @@ class IdeaRows:
             self.t["votes"].append(line((self.ws, idea, f"user-{v}", value, when)))
         return total
 
-    def signals(self, idea: Any, created: datetime, age: float,
-                source: str) -> tuple[int, Any, int, Any]:
+    def signals(
+        self, idea: Any, created: datetime, age: float, source: str
+    ) -> tuple[int, Any, int, Any]:
         rng = self.rng
         if rng.random() > 0.3:
             return 0, None, 0, None
@@ -112,10 +167,25 @@ class IdeaRows:
             label, score = rng.choice(d.SENTIMENTS)
             score = max(-1.0, min(1.0, score + rng.uniform(-0.3, 0.3)))
             name, email = self.s.person()
-            self.t["signals"].append(line((
-                self.ws, self.s.uid(), idea, platform, f"u{rng.randint(1, 9999)}", name, email,
-                "Another customer asked about this.", rng.uniform(0.75, 1.0), label, score,
-                when, when)))
+            self.t["signals"].append(
+                line(
+                    (
+                        self.ws,
+                        self.s.uid(),
+                        idea,
+                        platform,
+                        f"u{rng.randint(1, 9999)}",
+                        name,
+                        email,
+                        "Another customer asked about this.",
+                        rng.uniform(0.75, 1.0),
+                        label,
+                        score,
+                        when,
+                        when,
+                    )
+                )
+            )
             last = when if last is None or when > last else last
             platforms.add(platform)
             scores.append(score)
@@ -125,23 +195,44 @@ class IdeaRows:
         if self.rng.random() > 0.35:
             return (None,) * 7
         rng = self.rng
-        r, i, c, e = (float(rng.randint(10, 5000)), float(rng.choice((0.25, 0.5, 1, 2, 3))),
-                      rng.choice((0.5, 0.8, 1.0)), float(rng.randint(1, 20)))
+        r, i, c, e = (
+            float(rng.randint(10, 5000)),
+            float(rng.choice((0.25, 0.5, 1, 2, 3))),
+            rng.choice((0.5, 0.8, 1.0)),
+            float(rng.randint(1, 20)),
+        )
         score = rice_score(r, i, c, e)
         return r, i, c, e, score, rice_priority(score), rng.choice(("manual", "ai"))
 
-    def decision(self, idea: Any, prev: str, new: str, closure: Any, reason: Any,
-                 when: datetime) -> None:
+    def decision(
+        self, idea: Any, prev: str, new: str, closure: Any, reason: Any, when: datetime
+    ) -> None:
         name, email = self.rng.choice(self.s.members)
-        self.t["decisions"].append(line((
-            self.ws, self.s.uid(), idea, "status_changed", closure, reason, prev, new, email, name,
-            "dashboard", when)))
+        self.t["decisions"].append(
+            line(
+                (
+                    self.ws,
+                    self.s.uid(),
+                    idea,
+                    "status_changed",
+                    closure,
+                    reason,
+                    prev,
+                    new,
+                    email,
+                    name,
+                    "dashboard",
+                    when,
+                )
+            )
+        )
 
     def links(self, idea: Any, created: datetime) -> tuple[Any, int]:
         if not self.s.customer_arr or self.rng.random() > 0.25:
             return None, 0
-        chosen = {self.rng.randrange(len(self.s.customer_arr))
-                  for _ in range(self.rng.randint(1, 3))}
+        chosen = {
+            self.rng.randrange(len(self.s.customer_arr)) for _ in range(self.rng.randint(1, 3))
+        }
         total = None
         for n in sorted(chosen):
             cid, arr, _ = self.s.customer_arr[n]
@@ -158,50 +249,115 @@ class IdeaRows:
         n_ev = rng.choice((0, 0, 0, 0, 1, 2)) if rng.random() < 0.5 else 0
         for k in range(n_ev):
             kind = rng.choice(d.EVIDENCE_TYPES)
-            self.t["evidence"].append(line((
-                self.ws, s.uid(), idea, kind, f"{kind.replace('_', ' ').title()} {k + 1}",
-                f"https://docs.example.com/{idea}/{k}", "Supporting material from a customer.",
-                created + timedelta(seconds=rng.random() * age))))
+            self.t["evidence"].append(
+                line(
+                    (
+                        self.ws,
+                        s.uid(),
+                        idea,
+                        kind,
+                        f"{kind.replace('_', ' ').title()} {k + 1}",
+                        f"https://docs.example.com/{idea}/{k}",
+                        "Supporting material from a customer.",
+                        created + timedelta(seconds=rng.random() * age),
+                    )
+                )
+            )
         if owner is not None and rng.random() < 0.3:
             for role in ("owner", "approver", "reviewer"):
                 name, email = owner if role == "owner" else rng.choice(s.members)
                 decision = rng.choice(("approved", "rejected", "pending"))
-                self.t["participants"].append(line((
-                    self.ws, s.uid(), idea, name, email, role, decision,
-                    None if decision == "pending" else created + timedelta(days=1))))
+                self.t["participants"].append(
+                    line(
+                        (
+                            self.ws,
+                            s.uid(),
+                            idea,
+                            name,
+                            email,
+                            role,
+                            decision,
+                            None if decision == "pending" else created + timedelta(days=1),
+                        )
+                    )
+                )
         if rng.random() < 0.05:
-            self.t["meetings"].append(line((
-                self.ws, s.uid(), idea, "Customer call", created + timedelta(days=2),
-                "{" + ",".join(f'"{s.person()[0]}"' for _ in range(2)) + "}",
-                "We discussed this request at length.", rng.choice(("mentioned", "extracted")),
-                f"https://meet.example.com/t/{idea}")))
+            self.t["meetings"].append(
+                line(
+                    (
+                        self.ws,
+                        s.uid(),
+                        idea,
+                        "Customer call",
+                        created + timedelta(days=2),
+                        "{" + ",".join(f'"{s.person()[0]}"' for _ in range(2)) + "}",
+                        "We discussed this request at length.",
+                        rng.choice(("mentioned", "extracted")),
+                        f"https://meet.example.com/t/{idea}",
+                    )
+                )
+            )
         if rng.random() < 0.08:
             name, email = s.person()
             platform = rng.choice(d.TICKET_PLATFORMS)
-            self.t["tickets"].append(line((
-                self.ws, s.uid(), idea, platform, str(rng.randint(10000, 99999)),
-                "Feature request from support", rng.choice(("open", "pending", "solved")),
-                rng.choice(("low", "normal", "high")), name, email,
-                f"https://{platform}.example.com/tickets/{idea}", created)))
+            self.t["tickets"].append(
+                line(
+                    (
+                        self.ws,
+                        s.uid(),
+                        idea,
+                        platform,
+                        str(rng.randint(10000, 99999)),
+                        "Feature request from support",
+                        rng.choice(("open", "pending", "solved")),
+                        rng.choice(("low", "normal", "high")),
+                        name,
+                        email,
+                        f"https://{platform}.example.com/tickets/{idea}",
+                        created,
+                    )
+                )
+            )
         return n_ev or None
 
     def flush(self) -> None:
         c, t = self.s.copy, self.t
         c("ideas.ideas", IDEA_COLS, t["ideas"])
         c("ideas.votes", "workspace_id, idea_id, voter, value, created_at", t["votes"])
-        c("ideas.decisions", "workspace_id, id, idea_id, event_type, closure_category, reason,"
-          " previous_status, new_status, actor_email, actor_name, source, created_at",
-          t["decisions"])
-        c("ideas.signals", "workspace_id, id, idea_id, platform, user_id, user_name, user_email,"
-          " content, similarity, sentiment, sentiment_score, detected_at, created_at", t["signals"])
-        c("ideas.evidence", "workspace_id, id, idea_id, type, title, url, content, created_at",
-          t["evidence"])
-        c("ideas.participants", "workspace_id, id, idea_id, name, email, role, decision,"
-          " decided_at", t["participants"])
-        c("ideas.meetings", "workspace_id, id, idea_id, title, meeting_date, participants,"
-          " excerpt, relation, transcript_url", t["meetings"])
-        c("ideas.support_tickets", "workspace_id, id, idea_id, platform, external_id, subject,"
-          " status, priority, customer_name, customer_email, url, created_at", t["tickets"])
+        c(
+            "ideas.decisions",
+            "workspace_id, id, idea_id, event_type, closure_category, reason,"
+            " previous_status, new_status, actor_email, actor_name, source, created_at",
+            t["decisions"],
+        )
+        c(
+            "ideas.signals",
+            "workspace_id, id, idea_id, platform, user_id, user_name, user_email,"
+            " content, similarity, sentiment, sentiment_score, detected_at, created_at",
+            t["signals"],
+        )
+        c(
+            "ideas.evidence",
+            "workspace_id, id, idea_id, type, title, url, content, created_at",
+            t["evidence"],
+        )
+        c(
+            "ideas.participants",
+            "workspace_id, id, idea_id, name, email, role, decision, decided_at",
+            t["participants"],
+        )
+        c(
+            "ideas.meetings",
+            "workspace_id, id, idea_id, title, meeting_date, participants,"
+            " excerpt, relation, transcript_url",
+            t["meetings"],
+        )
+        c(
+            "ideas.support_tickets",
+            "workspace_id, id, idea_id, platform, external_id, subject,"
+            " status, priority, customer_name, customer_email, url, created_at",
+            t["tickets"],
+        )
         c("ideas.idea_tags", "workspace_id, idea_id, tag_id", t["tags"])
         if t["links"]:
             c("customers.idea_links", "workspace_id, idea_id, customer_id, linked_at", t["links"])

@@ -19,8 +19,7 @@ from services.ideas.similar import rebuild
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("similar", help="similar ideas").add_subparsers(dest="action",
-                                                                      required=True)
+    p = sub.add_parser("similar", help="similar ideas").add_subparsers(dest="action", required=True)
     r = p.add_parser("rebuild", help="compute every idea's embedding again")
     r.add_argument("--workspace", help="only this workspace (default: all)")
 

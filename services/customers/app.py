@@ -5,8 +5,15 @@ from __future__ import annotations
 from aiohttp import web
 
 from libs.common.retention import Sweep, retention_context
-from libs.common.web import (PG_POOL, broker_context, create_app, http_context, mount_routes,
-                             pg_context, relay_context)
+from libs.common.web import (
+    PG_POOL,
+    broker_context,
+    create_app,
+    http_context,
+    mount_routes,
+    pg_context,
+    relay_context,
+)
 
 from . import merges, views
 from libs.api.customers.routes import ROUTES
@@ -21,7 +28,10 @@ def create_customers_app(settings: CustomersSettings) -> web.Application:
     app.cleanup_ctx.append(relay_context("customers"))
     app.cleanup_ctx.append(http_context)
     # The ids of handled merge events are kept RETENTION_DAYS (docs/events.md).
-    app.cleanup_ctx.append(retention_context(
-        lambda a: a[PG_POOL], (Sweep("customers.processed_events", "processed_at"),)))
+    app.cleanup_ctx.append(
+        retention_context(
+            lambda a: a[PG_POOL], (Sweep("customers.processed_events", "processed_at"),)
+        )
+    )
     mount_routes(app, ROUTES, views)
     return app

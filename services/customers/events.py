@@ -22,19 +22,37 @@ from .serialize import customer_full
 SCHEMA = "customers"
 
 
-async def customer_changed(cur: aiopg.Cursor, event_type: str, workspace_id: uuid.UUID,
-                           row: db.Row, request_id: str | None) -> orjson.Fragment:
+async def customer_changed(
+    cur: aiopg.Cursor, event_type: str, workspace_id: uuid.UUID, row: db.Row, request_id: str | None
+) -> orjson.Fragment:
     """Emit customer.created/updated for `row`; return the CustomerFull it carried."""
     body = customer_full(row)
     await add_event(cur, SCHEMA, event_type, workspace_id, {"customer": body}, request_id)
     return body
 
 
-async def link_created(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID,
-                       customer_id: uuid.UUID, linked_at: datetime, arr: Decimal | None,
-                       version: datetime, request_id: str | None) -> None:
-    await add_event(cur, SCHEMA, "link.created", workspace_id, {
-        "ideaId": str(idea_id), "customerId": str(customer_id), "linkedAt": linked_at,
-        # ARR as text: the projection stores it as numeric, exactly.
-        "arr": None if arr is None else str(arr), "customerUpdatedAt": version,
-    }, request_id)
+async def link_created(
+    cur: aiopg.Cursor,
+    workspace_id: uuid.UUID,
+    idea_id: uuid.UUID,
+    customer_id: uuid.UUID,
+    linked_at: datetime,
+    arr: Decimal | None,
+    version: datetime,
+    request_id: str | None,
+) -> None:
+    await add_event(
+        cur,
+        SCHEMA,
+        "link.created",
+        workspace_id,
+        {
+            "ideaId": str(idea_id),
+            "customerId": str(customer_id),
+            "linkedAt": linked_at,
+            # ARR as text: the projection stores it as numeric, exactly.
+            "arr": None if arr is None else str(arr),
+            "customerUpdatedAt": version,
+        },
+        request_id,
+    )

@@ -12,26 +12,38 @@ from libs.common import db
 from libs.common.pagination import Secrets, encode_cursor, page_tail
 
 
-async def insert(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID,
-                 customer_id: uuid.UUID) -> db.Row | None:
+async def insert(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID, customer_id: uuid.UUID
+) -> db.Row | None:
     """Link the pair; None when it is already linked. Returns the link with the customer's
     current ARR and version, read under a share lock so no update slips between them."""
     row = await db.fetchone(
-        cur, "INSERT INTO customers.idea_links (workspace_id, idea_id, customer_id, linked_at)"
-             " VALUES (%s, %s, %s, now()) ON CONFLICT DO NOTHING RETURNING linked_at",
-        (workspace_id, idea_id, customer_id))
+        cur,
+        "INSERT INTO customers.idea_links (workspace_id, idea_id, customer_id, linked_at)"
+        " VALUES (%s, %s, %s, now()) ON CONFLICT DO NOTHING RETURNING linked_at",
+        (workspace_id, idea_id, customer_id),
+    )
     if row is None:
         return None
     customer = await db.fetchone(
-        cur, "SELECT arr, coalesce(updated_at, created_at) AS version FROM customers.customers"
-             " WHERE workspace_id = %s AND id = %s FOR SHARE", (workspace_id, customer_id))
+        cur,
+        "SELECT arr, coalesce(updated_at, created_at) AS version FROM customers.customers"
+        " WHERE workspace_id = %s AND id = %s FOR SHARE",
+        (workspace_id, customer_id),
+    )
     assert customer is not None  # the caller checked it, and customers are never deleted
     return {"linked_at": row["linked_at"], **customer}
 
 
-async def customers_of_idea(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID,
-                            limit: int, after: list[Any] | None, secrets: Secrets,
-                            scope: dict[str, Any]) -> tuple[list[db.Row], str | None, bool]:
+async def customers_of_idea(
+    cur: aiopg.Cursor,
+    workspace_id: uuid.UUID,
+    idea_id: uuid.UUID,
+    limit: int,
+    after: list[Any] | None,
+    secrets: Secrets,
+    scope: dict[str, Any],
+) -> tuple[list[db.Row], str | None, bool]:
     """A page of the customers linked to an idea, newest link first: the rows, the cursor of
     the next page and whether there is one."""
     cond, params = "", []
@@ -39,28 +51,38 @@ async def customers_of_idea(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id:
         cond = " AND (l.linked_at, l.customer_id) < (%s::timestamptz, %s::uuid)"
         params = after
     rows = await db.fetchall(
-        cur, "SELECT c.id, c.name, c.email, c.domain, c.arr, c.mrr, c.plan, c.source, l.linked_at"
-             " FROM customers.idea_links l JOIN customers.customers c"
-             "   ON c.workspace_id = l.workspace_id AND c.id = l.customer_id"
-             f" WHERE l.workspace_id = %s AND l.idea_id = %s{cond}"
-             " ORDER BY l.linked_at DESC, l.customer_id DESC LIMIT %s",
-        [workspace_id, idea_id, *params, limit + 1])
-    return page_tail(rows, limit, secrets, scope,
-                     lambda r: [r["linked_at"].isoformat(), str(r["id"])])
+        cur,
+        "SELECT c.id, c.name, c.email, c.domain, c.arr, c.mrr, c.plan, c.source, l.linked_at"
+        " FROM customers.idea_links l JOIN customers.customers c"
+        "   ON c.workspace_id = l.workspace_id AND c.id = l.customer_id"
+        f" WHERE l.workspace_id = %s AND l.idea_id = %s{cond}"
+        " ORDER BY l.linked_at DESC, l.customer_id DESC LIMIT %s",
+        [workspace_id, idea_id, *params, limit + 1],
+    )
+    return page_tail(
+        rows, limit, secrets, scope, lambda r: [r["linked_at"].isoformat(), str(r["id"])]
+    )
 
 
-async def ideas_of_customer(cur: aiopg.Cursor, workspace_id: uuid.UUID, customer_id: uuid.UUID,
-                            limit: int, after: list[Any] | None) -> list[db.Row]:
+async def ideas_of_customer(
+    cur: aiopg.Cursor,
+    workspace_id: uuid.UUID,
+    customer_id: uuid.UUID,
+    limit: int,
+    after: list[Any] | None,
+) -> list[db.Row]:
     """(idea_id, linked_at) of a customer's links, newest first; up to `limit` rows."""
     cond, params = "", []
     if after is not None:
         cond = " AND (linked_at, idea_id) < (%s::timestamptz, %s::uuid)"
         params = after
     return await db.fetchall(
-        cur, "SELECT idea_id, linked_at FROM customers.idea_links"
-             f" WHERE workspace_id = %s AND customer_id = %s{cond}"
-             " ORDER BY linked_at DESC, idea_id DESC LIMIT %s",
-        [workspace_id, customer_id, *params, limit])
+        cur,
+        "SELECT idea_id, linked_at FROM customers.idea_links"
+        f" WHERE workspace_id = %s AND customer_id = %s{cond}"
+        " ORDER BY linked_at DESC, idea_id DESC LIMIT %s",
+        [workspace_id, customer_id, *params, limit],
+    )
 
 
 # A customer's ideas page skips deleted ideas; this bounds the link batches one page may scan.
@@ -69,15 +91,22 @@ MAX_SCAN_ROUNDS = 20
 IdeaLookup = Callable[[list[uuid.UUID]], Awaitable[list[dict[str, Any]]]]
 
 
-async def customer_ideas_page(pool: aiopg.Pool, lookup: IdeaLookup, workspace_id: uuid.UUID,
-                              customer_id: uuid.UUID, limit: int, after: list[Any] | None,
-                              secrets: Secrets, scope: dict[str, Any]
-                              ) -> tuple[list[dict[str, Any]], str | None]:
+async def customer_ideas_page(
+    pool: aiopg.Pool,
+    lookup: IdeaLookup,
+    workspace_id: uuid.UUID,
+    customer_id: uuid.UUID,
+    limit: int,
+    after: list[Any] | None,
+    secrets: Secrets,
+    scope: dict[str, Any],
+) -> tuple[list[dict[str, Any]], str | None]:
     """A page of the customer's linked ideas that are not deleted, newest link first, and the
     cursor of the next page. Each batch of links is read outside any transaction, then its
     ideas are asked of the ideas service."""
-    items, position, exhausted = await _live_ideas(pool, lookup, workspace_id, customer_id,
-                                                   limit + 1, after)
+    items, position, exhausted = await _live_ideas(
+        pool, lookup, workspace_id, customer_id, limit + 1, after
+    )
     has_more = len(items) > limit or not exhausted
     page = items[:limit]
     if len(items) > limit:
@@ -90,9 +119,14 @@ def _link_key(link: db.Row) -> list[Any]:
     return [link["linked_at"].isoformat(), str(link["idea_id"])]
 
 
-async def _live_ideas(pool: aiopg.Pool, lookup: IdeaLookup, workspace_id: uuid.UUID,
-                      customer_id: uuid.UUID, want: int, after: list[Any] | None
-                      ) -> tuple[list[tuple[dict[str, Any], db.Row]], list[Any] | None, bool]:
+async def _live_ideas(
+    pool: aiopg.Pool,
+    lookup: IdeaLookup,
+    workspace_id: uuid.UUID,
+    customer_id: uuid.UUID,
+    want: int,
+    after: list[Any] | None,
+) -> tuple[list[tuple[dict[str, Any], db.Row]], list[Any] | None, bool]:
     """Up to `want` linked ideas that are not deleted, newest link first; also the position of
     the last link scanned and whether the links ran out."""
     items: list[tuple[dict[str, Any], db.Row]] = []

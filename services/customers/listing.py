@@ -46,8 +46,13 @@ def filters(workspace_id: uuid.UUID, q: ListCustomersQuery) -> Where:
         needle = q.search.lower()
         if "\n" in needle:
             # search_text joins the fields with newlines; such a needle must be checked per field.
-            w.add("(strpos(lower(c.name), %s) > 0 OR strpos(lower(coalesce(c.email, '')), %s) > 0"
-                  " OR strpos(lower(coalesce(c.domain, '')), %s) > 0)", needle, needle, needle)
+            w.add(
+                "(strpos(lower(c.name), %s) > 0 OR strpos(lower(coalesce(c.email, '')), %s) > 0"
+                " OR strpos(lower(coalesce(c.domain, '')), %s) > 0)",
+                needle,
+                needle,
+                needle,
+            )
         else:
             w.add("c.search_text LIKE %s", "%" + _like_escape(needle) + "%")
     if q.min_arr is not None:
@@ -69,8 +74,10 @@ def after(sort: str, order: str, values: list[Any]) -> tuple[str, list[Any]]:
         return f"({col}, c.id) {op} (%s{cast}, %s::uuid)", [key, last_id]
     if key is None:  # inside the trailing block of nulls: only the id moves on
         return f"({col} IS NULL AND c.id {op} %s)", [last_id]
-    return (f"({col} {op} %s::numeric OR ({col} = %s::numeric AND c.id {op} %s) OR {col} IS NULL)",
-            [key, key, last_id])
+    return (
+        f"({col} {op} %s::numeric OR ({col} = %s::numeric AND c.id {op} %s) OR {col} IS NULL)",
+        [key, key, last_id],
+    )
 
 
 def keyset_value(sort: str, row: db.Row) -> Any:
@@ -82,9 +89,14 @@ def keyset_value(sort: str, row: db.Row) -> Any:
     return value
 
 
-async def page(cur: aiopg.Cursor, where: Where, q: ListCustomersQuery,
-               cursor_values: list[Any] | None, secrets: Secrets, scope: dict[str, Any]
-               ) -> tuple[list[db.Row], str | None, bool]:
+async def page(
+    cur: aiopg.Cursor,
+    where: Where,
+    q: ListCustomersQuery,
+    cursor_values: list[Any] | None,
+    secrets: Secrets,
+    scope: dict[str, Any],
+) -> tuple[list[db.Row], str | None, bool]:
     """A page of customers: the rows, the cursor of the next page and whether there is one."""
     conds, params = list(where.parts), list(where.params)
     if cursor_values is not None:
@@ -96,13 +108,19 @@ async def page(cur: aiopg.Cursor, where: Where, q: ListCustomersQuery,
     # NULLS LAST only where the key is nullable: on a NOT NULL key it would keep the planner
     # from reading the (workspace_id, key, id) index backwards for DESC.
     nulls = " NULLS LAST" if q.sort == "arr" else ""
-    sql = (f"SELECT {COLUMNS} FROM customers.customers c WHERE {' AND '.join(conds)}"
-           f" ORDER BY {col} {direction}{nulls}, c.id {direction} LIMIT %s")
+    sql = (
+        f"SELECT {COLUMNS} FROM customers.customers c WHERE {' AND '.join(conds)}"
+        f" ORDER BY {col} {direction}{nulls}, c.id {direction} LIMIT %s"
+    )
     rows = await db.fetchall(cur, sql, params + [q.limit + 1])
-    return page_tail(rows, q.limit, secrets, scope,
-                     lambda r: [keyset_value(q.sort, r), str(r["id"])])
+    return page_tail(
+        rows, q.limit, secrets, scope, lambda r: [keyset_value(q.sort, r), str(r["id"])]
+    )
 
 
 async def total(cur: aiopg.Cursor, where: Where) -> int:
-    return int(await db.fetchval(
-        cur, f"SELECT count(*) FROM customers.customers c WHERE {where.sql}", where.params))
+    return int(
+        await db.fetchval(
+            cur, f"SELECT count(*) FROM customers.customers c WHERE {where.sql}", where.params
+        )
+    )

@@ -24,47 +24,75 @@ from . import events
 
 async def on_applied(cur: aiopg.Cursor, ws: uuid.UUID, data: dict[str, Any]) -> None:
     inserted = await db.fetchval(
-        cur, "INSERT INTO customers.merges (workspace_id, merge_id, primary_id, state)"
-             " VALUES (%s, %s, %s, 'applied') ON CONFLICT DO NOTHING RETURNING 1",
-        (ws, data["mergeId"], data["primaryId"]))
+        cur,
+        "INSERT INTO customers.merges (workspace_id, merge_id, primary_id, state)"
+        " VALUES (%s, %s, %s, 'applied') ON CONFLICT DO NOTHING RETURNING 1",
+        (ws, data["mergeId"], data["primaryId"]),
+    )
     if inserted is None:
         return  # a replay, or its revert came first
     added = await db.fetchall(
-        cur, "WITH added AS (INSERT INTO customers.idea_links AS l (workspace_id, idea_id,"
-             "   customer_id, linked_at)"
-             " SELECT workspace_id, %s, customer_id, now() FROM customers.idea_links"
-             "  WHERE workspace_id = %s AND idea_id = %s ORDER BY customer_id"
-             " ON CONFLICT DO NOTHING RETURNING customer_id, linked_at)"
-             " INSERT INTO customers.merge_links (merge_id, customer_id, linked_at)"
-             " SELECT %s, customer_id, linked_at FROM added RETURNING customer_id, linked_at",
-        (data["primaryId"], ws, data["duplicateId"], data["mergeId"]))
+        cur,
+        "WITH added AS (INSERT INTO customers.idea_links AS l (workspace_id, idea_id,"
+        "   customer_id, linked_at)"
+        " SELECT workspace_id, %s, customer_id, now() FROM customers.idea_links"
+        "  WHERE workspace_id = %s AND idea_id = %s ORDER BY customer_id"
+        " ON CONFLICT DO NOTHING RETURNING customer_id, linked_at)"
+        " INSERT INTO customers.merge_links (merge_id, customer_id, linked_at)"
+        " SELECT %s, customer_id, linked_at FROM added RETURNING customer_id, linked_at",
+        (data["primaryId"], ws, data["duplicateId"], data["mergeId"]),
+    )
     for link in sorted(added, key=lambda r: str(r["customer_id"])):
         customer = await db.fetchone(
-            cur, "SELECT arr, coalesce(updated_at, created_at) AS version"
-                 " FROM customers.customers WHERE workspace_id = %s AND id = %s FOR SHARE",
-            (ws, link["customer_id"]))
+            cur,
+            "SELECT arr, coalesce(updated_at, created_at) AS version"
+            " FROM customers.customers WHERE workspace_id = %s AND id = %s FOR SHARE",
+            (ws, link["customer_id"]),
+        )
         assert customer is not None
-        await events.link_created(cur, ws, data["primaryId"], link["customer_id"],
-                                  link["linked_at"], customer["arr"], customer["version"], None)
+        await events.link_created(
+            cur,
+            ws,
+            data["primaryId"],
+            link["customer_id"],
+            link["linked_at"],
+            customer["arr"],
+            customer["version"],
+            None,
+        )
 
 
 async def on_reverted(cur: aiopg.Cursor, ws: uuid.UUID, data: dict[str, Any]) -> None:
     state = await db.fetchval(
-        cur, "INSERT INTO customers.merges AS m (workspace_id, merge_id, primary_id, state)"
-             " VALUES (%s, %s, %s, 'reverted') ON CONFLICT (merge_id) DO UPDATE"
-             " SET state = 'reverted', updated_at = now() WHERE m.state = 'applied'"
-             " RETURNING (xmax <> 0)", (ws, data["mergeId"], data["primaryId"]))
+        cur,
+        "INSERT INTO customers.merges AS m (workspace_id, merge_id, primary_id, state)"
+        " VALUES (%s, %s, %s, 'reverted') ON CONFLICT (merge_id) DO UPDATE"
+        " SET state = 'reverted', updated_at = now() WHERE m.state = 'applied'"
+        " RETURNING (xmax <> 0)",
+        (ws, data["mergeId"], data["primaryId"]),
+    )
     if not state:
         return  # None: already reverted (a replay); False: reverted before it was applied
     removed = await db.fetchall(
-        cur, "DELETE FROM customers.idea_links l USING customers.merge_links ml"
-             " WHERE ml.merge_id = %s AND l.workspace_id = %s AND l.idea_id = %s"
-             "   AND l.customer_id = ml.customer_id AND l.linked_at = ml.linked_at"
-             " RETURNING l.customer_id, l.linked_at", (data["mergeId"], ws, data["primaryId"]))
+        cur,
+        "DELETE FROM customers.idea_links l USING customers.merge_links ml"
+        " WHERE ml.merge_id = %s AND l.workspace_id = %s AND l.idea_id = %s"
+        "   AND l.customer_id = ml.customer_id AND l.linked_at = ml.linked_at"
+        " RETURNING l.customer_id, l.linked_at",
+        (data["mergeId"], ws, data["primaryId"]),
+    )
     for link in sorted(removed, key=lambda r: str(r["customer_id"])):
-        await add_event(cur, events.SCHEMA, "link.deleted", ws, {
-            "ideaId": data["primaryId"], "customerId": str(link["customer_id"]),
-            "linkedAt": link["linked_at"]})
+        await add_event(
+            cur,
+            events.SCHEMA,
+            "link.deleted",
+            ws,
+            {
+                "ideaId": data["primaryId"],
+                "customerId": str(link["customer_id"]),
+                "linkedAt": link["linked_at"],
+            },
+        )
 
 
 async def handle(cur: aiopg.Cursor, event: dict[str, Any]) -> None:

@@ -17,7 +17,13 @@ def customer_full(row: db.Row) -> orjson.Fragment:
 
 def linked_customer(row: db.Row) -> dict[str, Any]:
     return {
-        "id": row["id"], "name": row["name"], "email": row["email"], "domain": row["domain"],
-        "arr": money(row["arr"]), "mrr": money(row["mrr"]), "plan": row["plan"],
-        "source": row["source"], "linkedAt": row["linked_at"],
+        "id": row["id"],
+        "name": row["name"],
+        "email": row["email"],
+        "domain": row["domain"],
+        "arr": money(row["arr"]),
+        "mrr": money(row["mrr"]),
+        "plan": row["plan"],
+        "source": row["source"],
+        "linkedAt": row["linked_at"],
     }

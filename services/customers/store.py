@@ -25,8 +25,16 @@ CUSTOMER_JSON = f"customers.customer_json(c, {IDEA_COUNT})::text"
 COLUMNS = f"c.id, c.name, c.arr, c.created_at, {CUSTOMER_JSON} AS json"
 
 # API field -> column, for the fields a client may write.
-WRITABLE = {"name": "name", "email": "email", "domain": "domain", "arr": "arr", "mrr": "mrr",
-            "plan": "plan", "externalId": "external_id", "metadata": "metadata"}
+WRITABLE = {
+    "name": "name",
+    "email": "email",
+    "domain": "domain",
+    "arr": "arr",
+    "mrr": "mrr",
+    "plan": "plan",
+    "externalId": "external_id",
+    "metadata": "metadata",
+}
 
 EXTERNAL_ID_INDEX = "customers_external_id"
 
@@ -47,8 +55,10 @@ def _param(field: str, value: Any) -> Any:
 
 async def get(cur: aiopg.Cursor, workspace_id: uuid.UUID, customer_id: uuid.UUID) -> db.Row | None:
     return await db.fetchone(
-        cur, f"SELECT {COLUMNS} FROM customers.customers c WHERE c.workspace_id = %s AND c.id = %s",
-        (workspace_id, customer_id))
+        cur,
+        f"SELECT {COLUMNS} FROM customers.customers c WHERE c.workspace_id = %s AND c.id = %s",
+        (workspace_id, customer_id),
+    )
 
 
 async def create(cur: aiopg.Cursor, workspace_id: uuid.UUID, fields: dict[str, Any]) -> db.Row:
@@ -56,26 +66,34 @@ async def create(cur: aiopg.Cursor, workspace_id: uuid.UUID, fields: dict[str, A
     cols = ["id", "workspace_id", "source"] + [WRITABLE[f] for f in fields]
     values = [uuid.uuid4(), workspace_id, "api"] + [_param(f, v) for f, v in fields.items()]
     # updated_at starts at created_at: it is the customer's version from the first event on.
-    sql = (f"INSERT INTO customers.customers ({', '.join(cols)}, created_at, updated_at)"
-           f" VALUES ({', '.join(['%s'] * len(cols))}, now(), now()) RETURNING id")
+    sql = (
+        f"INSERT INTO customers.customers ({', '.join(cols)}, created_at, updated_at)"
+        f" VALUES ({', '.join(['%s'] * len(cols))}, now(), now()) RETURNING id"
+    )
     new_id = await _write(cur, sql, values)
     row = await get(cur, workspace_id, new_id)
     assert row is not None
     return row
 
 
-async def update(cur: aiopg.Cursor, workspace_id: uuid.UUID, customer_id: uuid.UUID,
-                 fields: dict[str, Any]) -> db.Row | None:
+async def update(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, customer_id: uuid.UUID, fields: dict[str, Any]
+) -> db.Row | None:
     """Apply the given fields; None when the customer is not in the workspace."""
     sets = [f"{WRITABLE[f]} = %s" for f in fields]
     # Evaluated after the row lock is taken, so updated_at strictly increases per customer even
     # when two updates race: an event's updatedAt orders the customer's states.
-    sets.append("updated_at = greatest(clock_timestamp(),"
-                " coalesce(updated_at, created_at) + interval '1 microsecond')")
-    sql = (f"UPDATE customers.customers SET {', '.join(sets)}"
-           " WHERE workspace_id = %s AND id = %s RETURNING id")
-    found = await _write(cur, sql, [_param(f, v) for f, v in fields.items()]
-                         + [workspace_id, customer_id])
+    sets.append(
+        "updated_at = greatest(clock_timestamp(),"
+        " coalesce(updated_at, created_at) + interval '1 microsecond')"
+    )
+    sql = (
+        f"UPDATE customers.customers SET {', '.join(sets)}"
+        " WHERE workspace_id = %s AND id = %s RETURNING id"
+    )
+    found = await _write(
+        cur, sql, [_param(f, v) for f, v in fields.items()] + [workspace_id, customer_id]
+    )
     if found is None:
         return None
     return await get(cur, workspace_id, customer_id)
@@ -86,12 +104,17 @@ async def _write(cur: aiopg.Cursor, sql: str, params: list[Any]) -> Any:
         return await db.fetchval(cur, sql, params)
     except psycopg2.errors.UniqueViolation as err:
         if db.is_unique_violation(err, EXTERNAL_ID_INDEX):
-            raise Conflict("A customer with this externalId already exists",
-                           field="externalId") from err
+            raise Conflict(
+                "A customer with this externalId already exists", field="externalId"
+            ) from err
         raise
 
 
 async def exists(cur: aiopg.Cursor, workspace_id: uuid.UUID, customer_id: uuid.UUID) -> bool:
-    return bool(await db.fetchval(
-        cur, "SELECT 1 FROM customers.customers WHERE workspace_id = %s AND id = %s",
-        (workspace_id, customer_id)))
+    return bool(
+        await db.fetchval(
+            cur,
+            "SELECT 1 FROM customers.customers WHERE workspace_id = %s AND id = %s",
+            (workspace_id, customer_id),
+        )
+    )

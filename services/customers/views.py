@@ -13,9 +13,15 @@ from libs.common.validation import parse_body, parse_query, path_uuid
 from libs.common.web import PG_POOL, SETTINGS, caller, data_response, json_response
 
 from . import events, ideas_client, links, listing, store
-from libs.api.customers.schemas import (CreateCustomerRequest, LinkCustomerRequest, ListCustomersQuery, PageQuery,
-                     UpdateCustomerRequest)
+from libs.api.customers.schemas import (
+    CreateCustomerRequest,
+    LinkCustomerRequest,
+    ListCustomersQuery,
+    PageQuery,
+    UpdateCustomerRequest,
+)
 from .serialize import customer_full, linked_customer
+
 
 def _secret(request: web.Request) -> tuple[str, ...]:
     return request.app[SETTINGS].cursor_secrets
@@ -31,8 +37,9 @@ async def create_customer(request: web.Request) -> web.Response:
     fields = body.model_dump(exclude_unset=True)
     async with db.transaction(request.app[PG_POOL]) as cur:
         row = await store.create(cur, who.workspace_id, fields)
-        out = await events.customer_changed(cur, "customer.created", who.workspace_id, row,
-                                            who.request_id)
+        out = await events.customer_changed(
+            cur, "customer.created", who.workspace_id, row, who.request_id
+        )
     return data_response(out)
 
 
@@ -54,23 +61,31 @@ async def update_customer(request: web.Request) -> web.Response:
         row = await store.update(cur, who.workspace_id, customer_id, fields)
         if row is None:
             raise NotFound("Customer not found")
-        out = await events.customer_changed(cur, "customer.updated", who.workspace_id, row,
-                                            who.request_id)
+        out = await events.customer_changed(
+            cur, "customer.updated", who.workspace_id, row, who.request_id
+        )
     return data_response(out)
 
 
 async def list_customers(request: web.Request) -> web.Response:
     q = parse_query(request, ListCustomersQuery)
     who = caller(request)
-    scope = {"list": "customers", "ws": str(who.workspace_id),
-             **q.model_dump(exclude={"limit", "cursor"})}
+    scope = {
+        "list": "customers",
+        "ws": str(who.workspace_id),
+        **q.model_dump(exclude={"limit", "cursor"}),
+    }
     after = _cursor_in(request, q.cursor, scope)
     where = listing.filters(who.workspace_id, q)
     async with db.cursor(request.app[PG_POOL]) as cur:
         rows, token, has_more = await listing.page(cur, where, q, after, _secret(request), scope)
         total = await listing.total(cur, where)
-    return json_response({"data": [customer_full(r) for r in rows],
-                          "pagination": page_info(q.limit, has_more, token, total)})
+    return json_response(
+        {
+            "data": [customer_full(r) for r in rows],
+            "pagination": page_info(q.limit, has_more, token, total),
+        }
+    )
 
 
 async def link_customer(request: web.Request) -> web.Response:
@@ -86,11 +101,19 @@ async def link_customer(request: web.Request) -> web.Response:
         link = await links.insert(cur, who.workspace_id, idea_id, body.customerId)
         if link is None:
             raise Conflict("The customer is already linked to this idea")
-        await events.link_created(cur, who.workspace_id, idea_id, body.customerId,
-                                  link["linked_at"], link["arr"], link["version"],
-                                  who.request_id)
-    return data_response({"ideaId": idea_id, "customerId": body.customerId,
-                          "linkedAt": link["linked_at"]})
+        await events.link_created(
+            cur,
+            who.workspace_id,
+            idea_id,
+            body.customerId,
+            link["linked_at"],
+            link["arr"],
+            link["version"],
+            who.request_id,
+        )
+    return data_response(
+        {"ideaId": idea_id, "customerId": body.customerId, "linkedAt": link["linked_at"]}
+    )
 
 
 async def list_idea_customers(request: web.Request) -> web.Response:
@@ -101,11 +124,16 @@ async def list_idea_customers(request: web.Request) -> web.Response:
     after = _cursor_in(request, q.cursor, scope)
     async with db.cursor(request.app[PG_POOL]) as cur:
         rows, token, has_more = await links.customers_of_idea(
-            cur, who.workspace_id, idea_id, q.limit, after, _secret(request), scope)
+            cur, who.workspace_id, idea_id, q.limit, after, _secret(request), scope
+        )
     if not rows and after is None:
         await ideas_client.get_idea(request, idea_id)  # no links: is there such an idea?
-    return json_response({"data": [linked_customer(r) for r in rows],
-                          "pagination": page_info(q.limit, has_more, token)})
+    return json_response(
+        {
+            "data": [linked_customer(r) for r in rows],
+            "pagination": page_info(q.limit, has_more, token),
+        }
+    )
 
 
 async def list_customer_ideas(request: web.Request) -> web.Response:
@@ -118,6 +146,13 @@ async def list_customer_ideas(request: web.Request) -> web.Response:
         if not await store.exists(cur, who.workspace_id, customer_id):
             raise NotFound("Customer not found")
     ideas, token = await links.customer_ideas_page(
-        request.app[PG_POOL], lambda ids: ideas_client.lookup(request, ids), who.workspace_id,
-        customer_id, q.limit, after, _secret(request), scope)
+        request.app[PG_POOL],
+        lambda ids: ideas_client.lookup(request, ids),
+        who.workspace_id,
+        customer_id,
+        q.limit,
+        after,
+        _secret(request),
+        scope,
+    )
     return json_response({"data": ideas, "pagination": page_info(q.limit, bool(token), token)})

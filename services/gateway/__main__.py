@@ -11,8 +11,12 @@ from .app import create_gateway
 def main() -> None:
     settings = load_or_exit("gateway", GatewaySettings)
     configure_logging(settings.log_format, settings.log_level, "gateway")
-    run(create_gateway(settings), settings.gateway_host, settings.gateway_port,
-        metrics_port=settings.gateway_metrics_port)
+    run(
+        create_gateway(settings),
+        settings.gateway_host,
+        settings.gateway_port,
+        metrics_port=settings.gateway_metrics_port,
+    )
 
 
 if __name__ == "__main__":

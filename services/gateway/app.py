@@ -13,10 +13,25 @@ from libs.api.plans import GATED_PLANS
 from libs.api.route import API, Route
 from libs.api.table import ROUTE_TABLE
 from libs.common.caller import H_REQUEST_ID
-from libs.common.errors import (ApiError, InsufficientScope, InvalidKey, NotFound,
-                                PayloadTooLarge, PlanRequired, RateLimited, Unauthorized)
-from libs.common.web import (OPEN_PATHS, PG_POOL, REQUEST_ID, create_app, json_response,
-                             method_not_allowed, pg_context)
+from libs.common.errors import (
+    ApiError,
+    InsufficientScope,
+    InvalidKey,
+    NotFound,
+    PayloadTooLarge,
+    PlanRequired,
+    RateLimited,
+    Unauthorized,
+)
+from libs.common.web import (
+    OPEN_PATHS,
+    PG_POOL,
+    REQUEST_ID,
+    create_app,
+    json_response,
+    method_not_allowed,
+    pg_context,
+)
 from libs.common.unavailable import DatabaseUnavailable, database_down
 
 from . import idempotency, ratelimit
@@ -28,8 +43,15 @@ from .compression import setup_compression
 from .cors import setup_cors
 from .openapi import openapi_handler
 from .settings import SETTINGS, GatewaySettings
-from .proxy import (BUFFER_LIMIT, Relayed, Upstreams, forward_headers, read_body, relay_aiohttp,
-                    relay_lean)
+from .proxy import (
+    BUFFER_LIMIT,
+    Relayed,
+    Upstreams,
+    forward_headers,
+    read_body,
+    relay_aiohttp,
+    relay_lean,
+)
 from .upstream import UpstreamPool
 
 KEYS = web.AppKey("keys", KeyStore)
@@ -84,13 +106,13 @@ async def gateway_middleware(request: web.Request, handler: Handler) -> web.Stre
         raise
     except Exception as err:
         if database_down(err):  # 503 with the rate headers (libs/common/unavailable.py)
-            log.warning("database_unavailable", method=request.method, path=path,
-                        error=repr(err))
+            log.warning("database_unavailable", method=request.method, path=path, error=repr(err))
             raise DatabaseUnavailable(headers={**verdict.headers(), "Retry-After": "1"}) from err
         # Logged here, once, so that even this answer carries the rate headers.
         log.exception("unhandled_error", method=request.method, path=path)
-        raise ApiError(f"Internal server error (request {request[REQUEST_ID]})",
-                       headers=verdict.headers()) from err
+        raise ApiError(
+            f"Internal server error (request {request[REQUEST_ID]})", headers=verdict.headers()
+        ) from err
     if not response.prepared and "RateLimit-Limit" not in response.headers:
         response.headers.update(verdict.headers())
     return response
@@ -107,19 +129,21 @@ async def _authenticate(request: web.Request) -> KeyInfo:
     if info is None:
         if not keys.known(digest):
             refused = request.app[COUNTER].known_full(
-                f"ip:{client_address(request)}", request.app[SETTINGS].unauthenticated_rpm, 60)
+                f"ip:{client_address(request)}", request.app[SETTINGS].unauthenticated_rpm, 60
+            )
             if refused is not None:
-                raise RateLimited("Too many unauthenticated requests",
-                                  headers=refused.headers())
+                raise RateLimited("Too many unauthenticated requests", headers=refused.headers())
         info = await keys.lookup(digest)
     return info
 
 
-async def _limited_by_address(request: web.Request, handler: Handler,
-                              auth_error: ApiError | None) -> web.StreamResponse:
+async def _limited_by_address(
+    request: web.Request, handler: Handler, auth_error: ApiError | None
+) -> web.StreamResponse:
     s = request.app[SETTINGS]
-    verdict = await request.app[COUNTER].hit(f"ip:{client_address(request)}",
-                                             s.unauthenticated_rpm, 60)
+    verdict = await request.app[COUNTER].hit(
+        f"ip:{client_address(request)}", s.unauthenticated_rpm, 60
+    )
     if not verdict.allowed:
         raise RateLimited("Too many unauthenticated requests", headers=verdict.headers())
     if auth_error is not None:
@@ -132,8 +156,12 @@ async def _limited_by_address(request: web.Request, handler: Handler,
 
 async def automation_auth(request: web.Request) -> web.Response:
     k = request[KEY]
-    return json_response({"valid": True, "workspace": {
-        "id": str(k.workspace_id), "name": k.workspace_name, "plan": k.plan}})
+    return json_response(
+        {
+            "valid": True,
+            "workspace": {"id": str(k.workspace_id), "name": k.workspace_name, "plan": k.plan},
+        }
+    )
 
 
 LOCAL: dict[str, Handler] = {"automation_auth": automation_auth}
@@ -151,11 +179,12 @@ def route_handler(route: Route) -> Handler:
             raise PlanRequired(f"Not available on the {info.plan} plan")
         if route.export:
             s = app[SETTINGS]
-            window = await app[COUNTER].hit(f"export:{info.workspace_id}",
-                                         s.export_per_hour, 3600)
+            window = await app[COUNTER].hit(f"export:{info.workspace_id}", s.export_per_hour, 3600)
             if not window.allowed:
-                raise RateLimited(f"Export limit of {s.export_per_hour} per hour exceeded",
-                                  headers=window.headers())
+                raise RateLimited(
+                    f"Export limit of {s.export_per_hour} per hour exceeded",
+                    headers=window.headers(),
+                )
         if route.service == "gateway":
             return await LOCAL[route.operation_id](request)
         return await _forward(request, route)
@@ -175,41 +204,69 @@ async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
 
     async def relay(keep: int = 0) -> Relayed:
         if target.lean and not route.export:  # exports stream through aiohttp, whatever size
-            return await relay_lean(app[POOL], request, target, headers, body, extra, keep,
-                                    write_timeout)
+            return await relay_lean(
+                app[POOL], request, target, headers, body, extra, keep, write_timeout
+            )
         # an export streams once past 1 KiB (gzip as it goes); other answers up to the limit
         # are relayed whole
         limit = STREAM_EXPORTS_FROM if route.export else BUFFER_LIMIT
-        return await relay_aiohttp(app[PROXY_SESSION], request, target.base, headers, body,
-                                   extra, keep, write_timeout, limit)
+        return await relay_aiohttp(
+            app[PROXY_SESSION],
+            request,
+            target.base,
+            headers,
+            body,
+            extra,
+            keep,
+            write_timeout,
+            limit,
+        )
 
     key = request.headers.get(idempotency.HEADER)
     if request.method == "POST" and key is not None:
         idempotency.check_key(key)
         fingerprint = idempotency.request_hash(request.method, request.path_qs, body or b"")
-        return await idempotency.run_once(app[PG_POOL], request[KEY].workspace_id, key,
-                                          fingerprint, extra, relay, route.secret_fields)
+        return await idempotency.run_once(
+            app[PG_POOL],
+            request[KEY].workspace_id,
+            key,
+            fingerprint,
+            extra,
+            relay,
+            route.secret_fields,
+        )
     return (await relay()).response
 
 
 async def _state(app: web.Application) -> AsyncIterator[None]:
     s = app[SETTINGS]
-    app[KEYS] = KeyStore(app[PG_POOL], s.key_cache_ttl_s, s.internal_token,
-                         s.key_cache_size, s.key_negative_cache_size)
+    app[KEYS] = KeyStore(
+        app[PG_POOL],
+        s.key_cache_ttl_s,
+        s.internal_token,
+        s.key_cache_size,
+        s.key_negative_cache_size,
+    )
     app[COUNTER] = ratelimit.SharedCounter(app[PG_POOL])
-    app[UPSTREAMS] = Upstreams({"ideas": s.ideas_urls, "customers": s.customers_urls,
-                                "webhooks": s.webhooks_urls, "analytics": s.analytics_urls,
-                                "mcp": s.mcp_urls})
+    app[UPSTREAMS] = Upstreams(
+        {
+            "ideas": s.ideas_urls,
+            "customers": s.customers_urls,
+            "webhooks": s.webhooks_urls,
+            "analytics": s.analytics_urls,
+            "mcp": s.mcp_urls,
+        }
+    )
     session = aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=0, limit_per_host=256,
-                                       keepalive_timeout=s.peer_idle_s,
-                                       ttl_dns_cache=300),
+        connector=aiohttp.TCPConnector(
+            limit=0, limit_per_host=256, keepalive_timeout=s.peer_idle_s, ttl_dns_cache=300
+        ),
         timeout=aiohttp.ClientTimeout(total=None, sock_connect=5, sock_read=120),
-        auto_decompress=False, skip_auto_headers=("User-Agent", "Accept-Encoding"),
+        auto_decompress=False,
+        skip_auto_headers=("User-Agent", "Accept-Encoding"),
     )
     app[PROXY_SESSION] = session
-    app[POOL] = UpstreamPool(connect_timeout=5.0, read_timeout=120.0,
-                             idle_s=s.peer_idle_s)
+    app[POOL] = UpstreamPool(connect_timeout=5.0, read_timeout=120.0, idle_s=s.peer_idle_s)
     sweeper = asyncio.create_task(ratelimit.sweep_forever(app[PG_POOL]))
     yield
     sweeper.cancel()
@@ -221,8 +278,14 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
 def create_gateway(settings: GatewaySettings) -> web.Application:
     # The public listener: metrics on an internal listener of their own (docs/api.md),
     # and bodies as sent, so that `read_body` decides which encodings it takes.
-    app = create_app(settings, "gateway", internal=False, middlewares=[gateway_middleware],
-                     metrics=False, handler_args={"auto_decompress": False})
+    app = create_app(
+        settings,
+        "gateway",
+        internal=False,
+        middlewares=[gateway_middleware],
+        metrics=False,
+        handler_args={"auto_decompress": False},
+    )
     app[CLIENT] = ClientAddress(settings.trusted_proxies)
     setup_cors(app, before=gateway_middleware)
     setup_compression(app)

@@ -29,6 +29,7 @@ from libs.api.plans import RATE_PER_MINUTE
 
 _V = TypeVar("_V")
 
+
 @dataclass(frozen=True)
 class KeyInfo:
     key_id: uuid.UUID
@@ -40,7 +41,7 @@ class KeyInfo:
     plan: str
     inbox_mode: str
     rate_limit: int
-    bucket: str                     # the workspace's rate window
+    bucket: str  # the workspace's rate window
     internal_headers: dict[str, str]  # the caller as services get it, without the request id
 
 
@@ -70,8 +71,14 @@ class KeyStore:
     leaves at the front, each in O(1).
     """
 
-    def __init__(self, pool: aiopg.Pool, ttl: float, internal_token: str,
-                 size: int = 10_000, negative_size: int = 10_000) -> None:
+    def __init__(
+        self,
+        pool: aiopg.Pool,
+        ttl: float,
+        internal_token: str,
+        size: int = 10_000,
+        negative_size: int = 10_000,
+    ) -> None:
         self.pool, self.ttl, self.token = pool, ttl, internal_token
         self.size, self.negative_size = size, negative_size
         self._known: OrderedDict[bytes, tuple[float, KeyInfo]] = OrderedDict()
@@ -110,26 +117,43 @@ class KeyStore:
 
     async def _load(self, digest: bytes) -> KeyInfo | None:
         async with db.cursor(self.pool) as cur:
-            row = await db.fetchone(cur, """
+            row = await db.fetchone(
+                cur,
+                """
                 SELECT k.id, k.name, k.kind, k.scopes, w.id AS workspace_id, w.name AS workspace_name,
                        w.plan, w.inbox_mode, w.rate_limit_per_minute
                   FROM gateway.api_keys k JOIN gateway.workspaces w ON w.id = k.workspace_id
-                 WHERE k.key_hash = %s AND k.revoked_at IS NULL""", (digest,))
+                 WHERE k.key_hash = %s AND k.revoked_at IS NULL""",
+                (digest,),
+            )
         if row is None:
             return None
         scopes = frozenset(row["scopes"])
         # Built once per cache fill, not per request: the gateway's hot path stays short.
-        who = Caller(workspace_id=row["workspace_id"], workspace_name=row["workspace_name"],
-                     plan=row["plan"], inbox_mode=row["inbox_mode"], key_id=row["id"],
-                     key_name=row["name"], scopes=scopes, request_id="")
+        who = Caller(
+            workspace_id=row["workspace_id"],
+            workspace_name=row["workspace_name"],
+            plan=row["plan"],
+            inbox_mode=row["inbox_mode"],
+            key_id=row["id"],
+            key_name=row["name"],
+            scopes=scopes,
+            request_id="",
+        )
         internal = who.headers(self.token)
         del internal[H_REQUEST_ID]
         return KeyInfo(
-            key_id=row["id"], key_name=row["name"], kind=row["kind"],
-            scopes=scopes, workspace_id=row["workspace_id"],
-            workspace_name=row["workspace_name"], plan=row["plan"], inbox_mode=row["inbox_mode"],
+            key_id=row["id"],
+            key_name=row["name"],
+            kind=row["kind"],
+            scopes=scopes,
+            workspace_id=row["workspace_id"],
+            workspace_name=row["workspace_name"],
+            plan=row["plan"],
+            inbox_mode=row["inbox_mode"],
             rate_limit=row["rate_limit_per_minute"] or RATE_PER_MINUTE[row["plan"]],
-            bucket=f"ws:{row['workspace_id']}", internal_headers=internal,
+            bucket=f"ws:{row['workspace_id']}",
+            internal_headers=internal,
         )
 
 

@@ -23,8 +23,11 @@ class ClientAddress:
         peer = request.remote or "unknown"
         if not self._networks or not self._trusted(peer):
             return peer
-        hops = [hop.strip() for value in request.headers.getall("X-Forwarded-For", ())
-                for hop in value.split(",")]
+        hops = [
+            hop.strip()
+            for value in request.headers.getall("X-Forwarded-For", ())
+            for hop in value.split(",")
+        ]
         for hop in reversed(hops):
             if not self._trusted(hop):
                 return hop if _is_address(hop) else peer

@@ -26,10 +26,13 @@ from .compression import add_vary
 from .settings import SETTINGS
 
 METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE"
-ALLOW_HEADERS = ("Authorization, Content-Type, Content-Encoding, Accept, Idempotency-Key,"
-                 " X-Request-Id")
-EXPOSE_HEADERS = ("RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After,"
-                  " X-Request-Id, Idempotent-Replayed, Content-Disposition")
+ALLOW_HEADERS = (
+    "Authorization, Content-Type, Content-Encoding, Accept, Idempotency-Key, X-Request-Id"
+)
+EXPOSE_HEADERS = (
+    "RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After,"
+    " X-Request-Id, Idempotent-Replayed, Content-Disposition"
+)
 MAX_AGE_S = 600
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -48,16 +51,23 @@ def _allowed(request: web.Request) -> str | None:
 
 @web.middleware
 async def preflight_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if request.method != "OPTIONS" or "Access-Control-Request-Method" not in request.headers \
-            or "Origin" not in request.headers:
+    if (
+        request.method != "OPTIONS"
+        or "Access-Control-Request-Method" not in request.headers
+        or "Origin" not in request.headers
+    ):
         return await handler(request)
     response = web.Response(status=204)
     allow = _allowed(request)
     if allow is not None:
-        response.headers.update({
-            "Access-Control-Allow-Origin": allow, "Access-Control-Allow-Methods": METHODS,
-            "Access-Control-Allow-Headers": ALLOW_HEADERS,
-            "Access-Control-Max-Age": str(MAX_AGE_S)})
+        response.headers.update(
+            {
+                "Access-Control-Allow-Origin": allow,
+                "Access-Control-Allow-Methods": METHODS,
+                "Access-Control-Allow-Headers": ALLOW_HEADERS,
+                "Access-Control-Max-Age": str(MAX_AGE_S),
+            }
+        )
     add_vary(response.headers, "Origin")
     return response
 
@@ -74,8 +84,7 @@ async def _on_prepare(request: web.Request, response: web.StreamResponse) -> Non
         add_vary(response.headers, "Origin")
 
 
-def setup_cors(app: web.Application, before: Callable[..., Awaitable[web.StreamResponse]]
-               ) -> None:
+def setup_cors(app: web.Application, before: Callable[..., Awaitable[web.StreamResponse]]) -> None:
     """When CORS_ALLOWED_ORIGINS is set: answer preflights in a middleware placed just before
     `before` (authentication), and mark every answer as it is sent."""
     if not app[SETTINGS].cors_allowed_origins:

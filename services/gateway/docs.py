@@ -17,9 +17,11 @@ DOCS_PATH = "/docs"
 TITLE = "Idea Management Service API"
 # No script, style, image or connection to another origin. The page's one inline script
 # starts Swagger UI; Swagger UI sets inline styles and draws some icons as data: URLs.
-CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'; "
-       "style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
-       "font-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+CSP = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
+    "font-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
 SWAGGER_UI_OPTIONS = {
     # The layout without the top bar, whose box would fetch a document from any URL.
     "layout": "BaseLayout",
@@ -34,9 +36,14 @@ SWAGGER_UI_OPTIONS = {
 
 def setup_docs(app: web.Application, openapi_path: str) -> None:
     """Serve the page at `/docs` (and `/docs/`), its assets under `/docs/static/`."""
-    doc = ApplicationDocument(app, app_type="aiohttp", url_prefix=DOCS_PATH, title=TITLE,
-                              config_rel_url=openapi_path,
-                              parameters={k: json.dumps(v) for k, v in SWAGGER_UI_OPTIONS.items()})
+    doc = ApplicationDocument(
+        app,
+        app_type="aiohttp",
+        url_prefix=DOCS_PATH,
+        title=TITLE,
+        config_rel_url=openapi_path,
+        parameters={k: json.dumps(v) for k, v in SWAGGER_UI_OPTIONS.items()},
+    )
     # The document lives at its own path, not under the page's prefix.
     doc.parameters["url"] = json.dumps(openapi_path)
     handler = doc.match_handler()

@@ -34,17 +34,29 @@ HEADER = "Idempotency-Key"
 STORE_LIMIT = 8 << 20
 log = structlog.get_logger("idempotency")
 # Per-request headers, and the framing of the first answer (a replay is framed anew).
-_REPLAY_DROP = frozenset({"x-request-id", "ratelimit-limit", "ratelimit-remaining",
-                          "ratelimit-reset", "retry-after", "content-length", "transfer-encoding",
-                          "connection", "date", "server",
-                          # the body is kept plain: the replay is compressed (or not) afresh
-                          "content-encoding"})
+_REPLAY_DROP = frozenset(
+    {
+        "x-request-id",
+        "ratelimit-limit",
+        "ratelimit-remaining",
+        "ratelimit-reset",
+        "retry-after",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "date",
+        "server",
+        # the body is kept plain: the replay is compressed (or not) afresh
+        "content-encoding",
+    }
+)
 
 
 def check_key(key: str) -> str:
     if not 1 <= len(key) <= 255 or not all(32 <= ord(c) < 127 for c in key):
-        raise ValidationFailed("Idempotency-Key must be 1 to 255 printable characters",
-                               field="Idempotency-Key")
+        raise ValidationFailed(
+            "Idempotency-Key must be 1 to 255 printable characters", field="Idempotency-Key"
+        )
     return key
 
 
@@ -52,9 +64,15 @@ def request_hash(method: str, path: str, body: bytes) -> bytes:
     return hashlib.sha256(method.encode() + b" " + path.encode() + b"\n" + body).digest()
 
 
-async def run_once(pool: aiopg.Pool, workspace_id: uuid.UUID, key: str, fingerprint: bytes,
-                   extra_headers: dict[str, str], call: Callable[[int], Awaitable[Relayed]],
-                   secret_fields: tuple[str, ...] = ()) -> web.StreamResponse:
+async def run_once(
+    pool: aiopg.Pool,
+    workspace_id: uuid.UUID,
+    key: str,
+    fingerprint: bytes,
+    extra_headers: dict[str, str],
+    call: Callable[[int], Awaitable[Relayed]],
+    secret_fields: tuple[str, ...] = (),
+) -> web.StreamResponse:
     """Run `call` (which relays the request, keeping up to the bytes it is given) once per key."""
     async with db.cursor(pool) as cur:
         # An expired record (older than 24 h) is as good as none; so is a claim whose
@@ -63,17 +81,22 @@ async def run_once(pool: aiopg.Pool, workspace_id: uuid.UUID, key: str, fingerpr
             "DELETE FROM gateway.idempotency_keys WHERE workspace_id = %s AND key = %s"
             " AND (created_at < now() - interval '24 hours'"
             "      OR (state = 'in_flight' AND created_at < now() - interval '5 minutes'))",
-            (workspace_id, key))
+            (workspace_id, key),
+        )
         await cur.execute(
             "INSERT INTO gateway.idempotency_keys (workspace_id, key, request_hash, state)"
             " VALUES (%s, %s, %s, 'in_flight') ON CONFLICT DO NOTHING",
-            (workspace_id, key, psycopg2.Binary(fingerprint)))
+            (workspace_id, key, psycopg2.Binary(fingerprint)),
+        )
         claimed = cur.rowcount == 1
         if not claimed:
-            row = await db.fetchone(cur, """
+            row = await db.fetchone(
+                cur,
+                """
                 SELECT request_hash, state, response_status, response_headers, response_body
                   FROM gateway.idempotency_keys WHERE workspace_id = %s AND key = %s""",
-                (workspace_id, key))
+                (workspace_id, key),
+            )
     if not claimed:
         return _replay(row, fingerprint, extra_headers)
     try:
@@ -92,12 +115,19 @@ async def run_once(pool: aiopg.Pool, workspace_id: uuid.UUID, key: str, fingerpr
     body = _masked(relayed.body, secret_fields) if response.status < 300 else relayed.body
     try:
         async with db.cursor(pool) as cur:
-            await cur.execute("""
+            await cur.execute(
+                """
                 UPDATE gateway.idempotency_keys SET state = 'done', response_status = %s,
                        response_headers = %s, response_body = %s
                  WHERE workspace_id = %s AND key = %s""",
-                (response.status, orjson.dumps(stored).decode(), psycopg2.Binary(body),
-                 workspace_id, key))
+                (
+                    response.status,
+                    orjson.dumps(stored).decode(),
+                    psycopg2.Binary(body),
+                    workspace_id,
+                    key,
+                ),
+            )
     except BaseException:
         # The answer happened but could not be kept: free the key rather than leave it
         # in flight for a day; the client still gets the answer.
@@ -126,11 +156,14 @@ def _replay(row: dict | None, fingerprint: bytes, extra: dict[str, str]) -> web.
     headers = CIMultiDict((k, v) for k, v in orjson.loads(row["response_headers"] or "[]"))
     headers.update(extra)
     headers["Idempotent-Replayed"] = "true"
-    return web.Response(status=row["response_status"], headers=headers,
-                        body=bytes(row["response_body"] or b""))
+    return web.Response(
+        status=row["response_status"], headers=headers, body=bytes(row["response_body"] or b"")
+    )
 
 
 async def _release(pool: aiopg.Pool, workspace_id: uuid.UUID, key: str) -> None:
     async with db.cursor(pool) as cur:
-        await cur.execute("DELETE FROM gateway.idempotency_keys WHERE workspace_id = %s AND key = %s",
-                          (workspace_id, key))
+        await cur.execute(
+            "DELETE FROM gateway.idempotency_keys WHERE workspace_id = %s AND key = %s",
+            (workspace_id, key),
+        )

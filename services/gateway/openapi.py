@@ -21,13 +21,26 @@ from libs.api.table import ROUTE_TABLE
 from libs.api.tags import TAGS
 from libs.common.render import dumps
 
-from .openapi_parts import (COMPONENT_HEADERS, ERROR_RESPONSES, ERROR_SCHEMAS, IDEMPOTENCY_KEY,
-                            INFO, SECURITY_SCHEMES, error_responses, header_refs,
-                            webhooks_section)
+from .openapi_parts import (
+    COMPONENT_HEADERS,
+    ERROR_RESPONSES,
+    ERROR_SCHEMAS,
+    IDEMPOTENCY_KEY,
+    INFO,
+    SECURITY_SCHEMES,
+    error_responses,
+    header_refs,
+    webhooks_section,
+)
 
 REF = "#/components/schemas/{model}"
-PATH_NOUNS = {"ideas": "idea", "customers": "customer", "webhooks": "webhook subscription",
-              "subscribe": "hook", "deliveries": "delivery"}
+PATH_NOUNS = {
+    "ideas": "idea",
+    "customers": "customer",
+    "webhooks": "webhook subscription",
+    "subscribe": "hook",
+    "deliveries": "delivery",
+}
 
 
 class _Generator(GenerateJsonSchema):
@@ -46,11 +59,11 @@ class Schemas:
     def schema(self, tp: Any, mode: JsonSchemaMode) -> dict[str, Any]:
         """A `$ref` to the model's component (added with every model it uses)."""
         if isinstance(tp, type) and issubclass(tp, BaseModel):
-            schema = tp.model_json_schema(ref_template=REF, mode=mode,
-                                          schema_generator=_Generator)
+            schema = tp.model_json_schema(ref_template=REF, mode=mode, schema_generator=_Generator)
         else:
-            schema = TypeAdapter(tp).json_schema(ref_template=REF, mode=mode,
-                                                 schema_generator=_Generator)
+            schema = TypeAdapter(tp).json_schema(
+                ref_template=REF, mode=mode, schema_generator=_Generator
+            )
         self.components.update(schema.pop("$defs", {}))
         if isinstance(tp, type) and issubclass(tp, BaseModel):
             self.components[tp.__name__] = schema
@@ -80,9 +93,15 @@ def _path_parameters(route: Route) -> list[dict[str, Any]]:
         noun = PATH_NOUNS.get(before, before.rstrip("s"))
         if name != "id":
             noun = PATH_NOUNS.get(name.removesuffix("Id") + "s", name.removesuffix("Id"))
-        params.append({"name": name, "in": "path", "required": True,
-                       "description": f"The {noun}'s id (a UUID; anything else is not found)",
-                       "schema": {"type": "string", "format": "uuid"}})
+        params.append(
+            {
+                "name": name,
+                "in": "path",
+                "required": True,
+                "description": f"The {noun}'s id (a UUID; anything else is not found)",
+                "schema": {"type": "string", "format": "uuid"},
+            }
+        )
     return params
 
 
@@ -98,16 +117,24 @@ def _not_null(schema: dict[str, Any]) -> dict[str, Any]:
 def _query_parameters(route: Route, schemas: Schemas) -> list[dict[str, Any]]:
     if route.query is None:
         return []
-    schema = route.query.model_json_schema(ref_template=REF, mode="validation",
-                                           schema_generator=_Generator)
+    schema = route.query.model_json_schema(
+        ref_template=REF, mode="validation", schema_generator=_Generator
+    )
     schemas.components.update(schema.pop("$defs", {}))
     required = set(schema.get("required", []))
     params = []
     for name, prop in schema.get("properties", {}).items():
         prop = _not_null(prop)
         description = prop.pop("description", "")
-        params.append({"name": name, "in": "query", "required": name in required,
-                       "description": description, "schema": prop})
+        params.append(
+            {
+                "name": name,
+                "in": "query",
+                "required": name in required,
+                "description": description,
+                "schema": prop,
+            }
+        )
     return params
 
 
@@ -123,21 +150,30 @@ def _success(route: Route, schemas: Schemas) -> dict[str, Any]:
         if isinstance(tp, dict) and int(status) >= 400:  # an error answer of its own
             schema = {k: v for k, v in tp.items() if k != "description"}
             responses[str(status)] = {
-                "description": tp["description"], "headers": header_refs(route.method, False),
-                "content": {"application/json": {"schema": schema}}}
+                "description": tp["description"],
+                "headers": header_refs(route.method, False),
+                "content": {"application/json": {"schema": schema}},
+            }
             continue
-        entry = responses.setdefault(str(status), {
-            "description": "OK" if str(status) == "200" else "Created",
-            "headers": header_refs(route.method, success=True, export=route.export)})
+        entry = responses.setdefault(
+            str(status),
+            {
+                "description": "OK" if str(status) == "200" else "Created",
+                "headers": header_refs(route.method, success=True, export=route.export),
+            },
+        )
         if tp == "csv":
             entry.setdefault("content", {})["text/csv"] = {
-                "schema": {"type": "string", "description": "A header row, then one line per "
-                           "record; nested fields flattened (`rice.score` as `riceScore`)"},
+                "schema": {
+                    "type": "string",
+                    "description": "A header row, then one line per "
+                    "record; nested fields flattened (`rice.score` as `riceScore`)",
+                },
                 "example": "id,ideaServiceId,title,status\r\n"
-                           "3f1c2a9e-8b4d-4e61-9a57-0c2d5e7f8a91,IDEA-42,Dark mode,planned\r\n"}
+                "3f1c2a9e-8b4d-4e61-9a57-0c2d5e7f8a91,IDEA-42,Dark mode,planned\r\n",
+            }
         elif tp is not None:
-            entry.setdefault("content", {})["application/json"] = schemas.media(
-                tp, "serialization")
+            entry.setdefault("content", {})["application/json"] = schemas.media(tp, "serialization")
     for entry in responses.values():
         # CSV first: a generated client that reads one content type per answer then takes
         # every export as text, whatever its format, instead of failing on CSV (docs/api.md).
@@ -148,7 +184,9 @@ def _success(route: Route, schemas: Schemas) -> dict[str, Any]:
 
 def _operation(route: Route, schemas: Schemas) -> dict[str, Any]:
     op: dict[str, Any] = {
-        "operationId": route.operation_id, "summary": route.summary, "tags": list(route.tags),
+        "operationId": route.operation_id,
+        "summary": route.summary,
+        "tags": list(route.tags),
         "description": _description(route),
         "parameters": _path_parameters(route) + _query_parameters(route, schemas),
         "security": [{"bearer": []}],
@@ -160,8 +198,10 @@ def _operation(route: Route, schemas: Schemas) -> dict[str, Any]:
         media = schemas.media(route.body, "validation")
         if route.method == "PATCH":  # an update names at least one field
             schemas.components[route.body.__name__]["minProperties"] = 1
-        op["requestBody"] = {"required": route.body_required,
-                             "content": {"application/json": media}}
+        op["requestBody"] = {
+            "required": route.body_required,
+            "content": {"application/json": media},
+        }
     op["responses"] = _success(route, schemas)
     for status, name in ERROR_RESPONSES.items():  # a route may declare its own error answer
         op["responses"].setdefault(status, {"$ref": f"#/components/responses/{name}"})
@@ -172,19 +212,32 @@ def _operation(route: Route, schemas: Schemas) -> dict[str, Any]:
 
 def _document_operation() -> dict[str, Any]:
     return {
-        "operationId": "openapi", "summary": "This document", "tags": ["Document"],
+        "operationId": "openapi",
+        "summary": "This document",
+        "tags": ["Document"],
         "description": "The OpenAPI 3.1 document of the API, the source of the reference page "
-                       "at `/docs` and of generated clients. No key needed; limited to 60 "
-                       "requests per minute per client address.",
+        "at `/docs` and of generated clients. No key needed; limited to 60 "
+        "requests per minute per client address.",
         "security": [],
         "responses": {
-            "200": {"description": "OpenAPI 3.1 document", "headers": header_refs("GET", True),
-                    "content": {"application/json": {
+            "200": {
+                "description": "OpenAPI 3.1 document",
+                "headers": header_refs("GET", True),
+                "content": {
+                    "application/json": {
                         "schema": {"type": "object", "description": "An OpenAPI 3.1 document"},
-                        "example": {"openapi": "3.1.0", "info": {
-                            "title": INFO["title"], "version": INFO["version"]}, "paths": {}}}}},
-            **{status: {"$ref": f"#/components/responses/{ERROR_RESPONSES[status]}"}
-               for status in ("405", "429", "500")},
+                        "example": {
+                            "openapi": "3.1.0",
+                            "info": {"title": INFO["title"], "version": INFO["version"]},
+                            "paths": {},
+                        },
+                    }
+                },
+            },
+            **{
+                status: {"$ref": f"#/components/responses/{ERROR_RESPONSES[status]}"}
+                for status in ("405", "429", "500")
+            },
         },
     }
 
@@ -223,8 +276,10 @@ def build_openapi(routes: tuple[Route, ...] = ROUTE_TABLE) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for route in routes:
         paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, schemas)
-    paths = {path: dict(sorted(ops.items(), key=lambda op: VERB_ORDER.index(op[0])))
-             for path, ops in paths.items()}
+    paths = {
+        path: dict(sorted(ops.items(), key=lambda op: VERB_ORDER.index(op[0])))
+        for path, ops in paths.items()
+    }
     paths[f"{API}/openapi.json"] = {"get": _document_operation()}
     webhooks = webhooks_section(lambda tp: schemas.media(tp, "serialization"))
     used = {tag for path in paths.values() for op in path.values() for tag in op["tags"]}
@@ -249,8 +304,10 @@ def build_openapi(routes: tuple[Route, ...] = ROUTE_TABLE) -> dict[str, Any]:
 def _without_examples(components: dict[str, Any]) -> dict[str, Any]:
     """The examples were lifted to the request and response media that use them; kept on the
     schemas as well, each would be repeated in every component that embeds it."""
-    return {name: {k: v for k, v in schema.items() if k != "examples"}
-            for name, schema in components.items()}
+    return {
+        name: {k: v for k, v in schema.items() if k != "examples"}
+        for name, schema in components.items()
+    }
 
 
 _DOCUMENT: bytes | None = None

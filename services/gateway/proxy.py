@@ -28,8 +28,7 @@ from multidict import CIMultiDict
 from libs.common.caller import H_REQUEST_ID
 from libs.common.errors import PayloadTooLarge, ServiceUnavailable, ValidationFailed
 from libs.common.validation import MAX_BODY
-from libs.common.streaming import (bound_receive_buffer, bound_send_buffer, cut_off,
-                                   write_within)
+from libs.common.streaming import bound_receive_buffer, bound_send_buffer, cut_off, write_within
 
 from .compression import GzipStream, accepts_gzip, add_vary
 from .upstream import UpstreamError, UpstreamPool
@@ -38,12 +37,26 @@ from .upstream import UpstreamError, UpstreamPool
 # would otherwise impersonate the gateway's word about the caller. The body is forwarded
 # decoded, so its Content-Encoding goes too; Accept-Encoding too: the services answer plain
 # and the gateway compresses.
-_DROP_REQUEST = frozenset({"connection", "keep-alive", "transfer-encoding", "te", "upgrade",
-                           "proxy-authorization", "proxy-connection", "host", "content-length",
-                           "authorization", "expect", "content-encoding",
-                           "accept-encoding"})
-_DROP_RESPONSE = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length",
-                            "server", "date"})
+_DROP_REQUEST = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "te",
+        "upgrade",
+        "proxy-authorization",
+        "proxy-connection",
+        "host",
+        "content-length",
+        "authorization",
+        "expect",
+        "content-encoding",
+        "accept-encoding",
+    }
+)
+_DROP_RESPONSE = frozenset(
+    {"connection", "keep-alive", "transfer-encoding", "content-length", "server", "date"}
+)
 BUFFER_LIMIT = 256 * 1024
 # zlib window bits: gzip framing; zlib framing (what HTTP calls deflate); raw deflate, which
 # some clients send as deflate all the same.
@@ -54,10 +67,10 @@ log = structlog.get_logger("proxy")
 
 @dataclass(frozen=True)
 class Target:
-    base: str       # scheme://host:port
+    base: str  # scheme://host:port
     host: str
     port: int
-    lean: bool      # plain http: the lean client can reach it
+    lean: bool  # plain http: the lean client can reach it
 
 
 @dataclass
@@ -79,7 +92,8 @@ class Upstreams:
 
     def __init__(self, urls: dict[str, tuple[str, ...]]) -> None:
         self._cycles: dict[str, Iterator[Target]] = {
-            k: itertools.cycle([_target(u) for u in v]) for k, v in urls.items()}
+            k: itertools.cycle([_target(u) for u in v]) for k, v in urls.items()
+        }
 
     def next(self, service: str) -> Target:
         return next(self._cycles[service])
@@ -93,12 +107,19 @@ def _safe(value: str) -> str:
     return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def forward_headers(request: web.Request, internal: dict[str, str],
-                    request_id: str) -> list[tuple[str, str]]:
+def forward_headers(
+    request: web.Request, internal: dict[str, str], request_id: str
+) -> list[tuple[str, str]]:
     """The client's end-to-end headers, then the caller (`internal`) and the request id."""
-    out = [(name, _safe(value)) for name, value in request.headers.items()
-           if not ((low := name.lower()) in _DROP_REQUEST or low.startswith("x-ims-")
-                   or low == "x-request-id")]
+    out = [
+        (name, _safe(value))
+        for name, value in request.headers.items()
+        if not (
+            (low := name.lower()) in _DROP_REQUEST
+            or low.startswith("x-ims-")
+            or low == "x-request-id"
+        )
+    ]
     out.extend(internal.items())
     out.append((H_REQUEST_ID, request_id))
     return out
@@ -111,8 +132,9 @@ async def read_body(request: web.Request) -> bytes | None:
         return None
     encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
     if encoding != "identity" and encoding not in _ENCODINGS:
-        raise ValidationFailed("Content-Encoding must be gzip, deflate or identity",
-                               field="Content-Encoding")
+        raise ValidationFailed(
+            "Content-Encoding must be gzip, deflate or identity", field="Content-Encoding"
+        )
     try:
         raw = await request.read()
     except web.RequestPayloadError as err:
@@ -141,40 +163,74 @@ def _decode(raw: bytes, wbits: int, encoding: str) -> bytes:
             out.append(part)
             raw = d.unused_data if wbits == _GZIP else b""
     except zlib.error as err:
-        raise ValidationFailed(f"The body is not valid {encoding} data",
-                               field="Content-Encoding") from err
+        raise ValidationFailed(
+            f"The body is not valid {encoding} data", field="Content-Encoding"
+        ) from err
     return b"".join(out)
 
 
-async def relay_lean(pool: UpstreamPool, request: web.Request, target: Target,
-                     headers: list[tuple[str, str]], body: bytes | None,
-                     extra: dict[str, str], keep: int = 0,
-                     write_timeout_s: float = 20.0) -> Relayed:
+async def relay_lean(
+    pool: UpstreamPool,
+    request: web.Request,
+    target: Target,
+    headers: list[tuple[str, str]],
+    body: bytes | None,
+    extra: dict[str, str],
+    keep: int = 0,
+    write_timeout_s: float = 20.0,
+) -> Relayed:
     """Send the request with the lean client; relay the answer whole or as a stream."""
     try:
-        answer = await pool.request(target.host, target.port, _upstream_method(request),
-                                    request.raw_path, headers, body, BUFFER_LIMIT)
+        answer = await pool.request(
+            target.host,
+            target.port,
+            _upstream_method(request),
+            request.raw_path,
+            headers,
+            body,
+            BUFFER_LIMIT,
+        )
     except UpstreamError as err:
         raise ServiceUnavailable("The service is unavailable; retry shortly") from err
     resp_headers, length = _answer_headers(answer.headers, extra)
     if answer.stream is None:
-        return Relayed(web.Response(status=answer.status, headers=resp_headers,
-                                    body=answer.body), answer.body)
+        return Relayed(
+            web.Response(status=answer.status, headers=resp_headers, body=answer.body), answer.body
+        )
     stream = answer.stream
-    return await _stream(request, answer.status, resp_headers, length, answer.body,
-                         stream.read, stream.abort, keep, write_timeout_s)
+    return await _stream(
+        request,
+        answer.status,
+        resp_headers,
+        length,
+        answer.body,
+        stream.read,
+        stream.abort,
+        keep,
+        write_timeout_s,
+    )
 
 
-async def relay_aiohttp(session: aiohttp.ClientSession, request: web.Request, base: str,
-                        headers: list[tuple[str, str]], body: bytes | None,
-                        extra: dict[str, str], keep: int = 0,
-                        write_timeout_s: float = 20.0,
-                        buffer_limit: int = BUFFER_LIMIT) -> Relayed:
+async def relay_aiohttp(
+    session: aiohttp.ClientSession,
+    request: web.Request,
+    base: str,
+    headers: list[tuple[str, str]],
+    body: bytes | None,
+    extra: dict[str, str],
+    keep: int = 0,
+    write_timeout_s: float = 20.0,
+    buffer_limit: int = BUFFER_LIMIT,
+) -> Relayed:
     """Send the request with aiohttp; relay the answer whole or as a stream."""
     try:
-        up = await session.request(_upstream_method(request), base + request.raw_path,
-                                   headers=CIMultiDict(headers), data=body,
-                                   allow_redirects=False)
+        up = await session.request(
+            _upstream_method(request),
+            base + request.raw_path,
+            headers=CIMultiDict(headers),
+            data=body,
+            allow_redirects=False,
+        )
     except (aiohttp.ClientConnectionError, TimeoutError) as err:
         raise ServiceUnavailable("The service is unavailable; retry shortly") from err
     try:
@@ -185,13 +241,23 @@ async def relay_aiohttp(session: aiohttp.ClientSession, request: web.Request, ba
             chunk = await up.content.readany()
             if not chunk:
                 whole = b"".join(first)
-                return Relayed(web.Response(status=up.status, headers=resp_headers,
-                                            body=whole), whole)
+                return Relayed(
+                    web.Response(status=up.status, headers=resp_headers, body=whole), whole
+                )
             first.append(chunk)
             size += len(chunk)
         bound_receive_buffer(up.connection.transport if up.connection else None)
-        return await _stream(request, up.status, resp_headers, length, b"".join(first),
-                             up.content.readany, up.close, keep, write_timeout_s)
+        return await _stream(
+            request,
+            up.status,
+            resp_headers,
+            length,
+            b"".join(first),
+            up.content.readany,
+            up.close,
+            keep,
+            write_timeout_s,
+        )
     except aiohttp.ClientError as err:
         raise ServiceUnavailable("The service is unavailable; retry shortly") from err
     finally:
@@ -204,8 +270,9 @@ def _upstream_method(request: web.Request) -> str:
     return "GET" if request.method == "HEAD" else request.method
 
 
-def _answer_headers(pairs: Iterable[tuple[str, str]],
-                    extra: dict[str, str]) -> tuple[CIMultiDict[str], int | None]:
+def _answer_headers(
+    pairs: Iterable[tuple[str, str]], extra: dict[str, str]
+) -> tuple[CIMultiDict[str], int | None]:
     headers: CIMultiDict[str] = CIMultiDict()
     length = None
     for name, value in pairs:
@@ -218,9 +285,17 @@ def _answer_headers(pairs: Iterable[tuple[str, str]],
     return headers, length
 
 
-async def _stream(request: web.Request, status: int, headers: CIMultiDict[str],
-                  length: int | None, first: bytes, read: Callable[[], Awaitable[bytes]],
-                  abort: Callable[[], object], keep: int, write_timeout_s: float) -> Relayed:
+async def _stream(
+    request: web.Request,
+    status: int,
+    headers: CIMultiDict[str],
+    length: int | None,
+    first: bytes,
+    read: Callable[[], Awaitable[bytes]],
+    abort: Callable[[], object],
+    keep: int,
+    write_timeout_s: float,
+) -> Relayed:
     """Relay an answer too large to hold: what came, then the rest as it arrives. The first
     `keep` bytes are also kept (the body is None when it was longer, or did not end well).
 
@@ -249,8 +324,9 @@ async def _stream(request: web.Request, status: int, headers: CIMultiDict[str],
                 if out:
                     await write_within(resp, out, write_timeout_s)
             except TimeoutError:
-                log.warning("stream_cut_off", path=request.path, reason="client too slow",
-                            sent=size)
+                log.warning(
+                    "stream_cut_off", path=request.path, reason="client too slow", sent=size
+                )
                 cut_off(request)
                 return Relayed(resp, None)
             try:

@@ -29,12 +29,15 @@ log = structlog.get_logger("ratelimit")
 class Verdict:
     limit: int
     remaining: int
-    reset: int          # seconds until the window ends
+    reset: int  # seconds until the window ends
     allowed: bool
 
     def headers(self) -> dict[str, str]:
-        h = {"RateLimit-Limit": str(self.limit), "RateLimit-Remaining": str(self.remaining),
-             "RateLimit-Reset": str(self.reset)}
+        h = {
+            "RateLimit-Limit": str(self.limit),
+            "RateLimit-Remaining": str(self.remaining),
+            "RateLimit-Reset": str(self.reset),
+        }
         if not self.allowed:
             h["Retry-After"] = str(self.reset)
         return h
@@ -194,8 +197,10 @@ class SharedCounter:
                 if not getattr(conn, "_ims_rate_prepared", False):
                     await cur.execute(_PREPARE)
                     conn._ims_rate_prepared = True  # type: ignore[attr-defined]  # our mark
-                await cur.execute("EXECUTE ims_rate_hit (%s, %s, %s)",
-                                  (bucket, datetime.fromtimestamp(start, timezone.utc), n))
+                await cur.execute(
+                    "EXECUTE ims_rate_hit (%s, %s, %s)",
+                    (bucket, datetime.fromtimestamp(start, timezone.utc), n),
+                )
                 row = await cur.fetchone()
         return int(row[0])
 
@@ -221,8 +226,9 @@ class SharedCounter:
                     self._full.clear()
                 self._full[bucket] = (start, limit)
         reset = max(1, math.ceil(start + window_s - time.time()))
-        return Verdict(limit=limit, remaining=max(0, limit - count), reset=reset,
-                       allowed=count <= limit)
+        return Verdict(
+            limit=limit, remaining=max(0, limit - count), reset=reset, allowed=count <= limit
+        )
 
 
 async def sweep_forever(pool: aiopg.Pool, every_s: float = 300.0) -> None:
@@ -231,10 +237,14 @@ async def sweep_forever(pool: aiopg.Pool, every_s: float = 300.0) -> None:
         await asyncio.sleep(every_s)
         try:
             async with db.cursor(pool) as cur:
-                await cur.execute("DELETE FROM gateway.rate_counters"
-                                  " WHERE window_start < now() - interval '2 hours'")
-                await cur.execute("DELETE FROM gateway.idempotency_keys"
-                                  " WHERE created_at < now() - interval '24 hours'")
+                await cur.execute(
+                    "DELETE FROM gateway.rate_counters"
+                    " WHERE window_start < now() - interval '2 hours'"
+                )
+                await cur.execute(
+                    "DELETE FROM gateway.idempotency_keys"
+                    " WHERE created_at < now() - interval '24 hours'"
+                )
         except Exception as err:  # the next sweep tries again
             raise_if_cancelled(err)
             log.warning("sweep_failed", error=repr(err))

@@ -36,8 +36,10 @@ def _origins(env: dict[str, str]) -> tuple[str, ...]:
         return origins
     for origin in origins:
         if not _ORIGIN.fullmatch(origin):
-            raise SettingsError("CORS_ALLOWED_ORIGINS must be * or comma-separated origins like"
-                                f" https://app.example.com, got {origin!r}")
+            raise SettingsError(
+                "CORS_ALLOWED_ORIGINS must be * or comma-separated origins like"
+                f" https://app.example.com, got {origin!r}"
+            )
     return origins
 
 
@@ -50,7 +52,7 @@ class GatewaySettings(Settings):
     gateway_port: int = 8080
     gateway_metrics_port: int = 8089  # the gateway's internal listener: /metrics only
     key_cache_ttl_s: float = 2.0
-    key_cache_size: int = 10_000           # active keys kept (LRU)
+    key_cache_size: int = 10_000  # active keys kept (LRU)
     key_negative_cache_size: int = 10_000  # unknown keys kept (LRU), apart from the active ones
     unauthenticated_rpm: int = 60
     trusted_proxies: tuple[str, ...] = ()  # whose X-Forwarded-For names the client

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import httptools
 
-_MAX_IDLE = 256          # idle connections kept per service address
+_MAX_IDLE = 256  # idle connections kept per service address
 _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 
 
@@ -34,7 +34,7 @@ class UpstreamError(ConnectionError):
 class Answer:
     status: int
     headers: list[tuple[str, str]]
-    body: bytes                       # the whole body, or its first part when `stream` is set
+    body: bytes  # the whole body, or its first part when `stream` is set
     stream: BodyStream | None = None  # the rest of a body over the buffer limit
 
 
@@ -45,8 +45,8 @@ class BodyStream:
     `abort`, which closes it: a relay must do one or the other.
     """
 
-    HIGH = 1 << 20          # buffered bytes past which the connection stops reading
-    LOW = 256 << 10         # and below which it reads again
+    HIGH = 1 << 20  # buffered bytes past which the connection stops reading
+    LOW = 256 << 10  # and below which it reads again
 
     def __init__(self, conn: _Conn, read_timeout: float) -> None:
         self._conn, self._read_timeout = conn, read_timeout
@@ -133,13 +133,13 @@ class _Conn(asyncio.Protocol):
         self.closed = False
         self.reusable = True
         self.got_bytes = False
-        self.pending = False          # bytes of an answer arrived that is not complete yet
+        self.pending = False  # bytes of an answer arrived that is not complete yet
         self.idle_since = 0.0
         self._parser = httptools.HttpResponseParser(self)
         self._headers: list[tuple[str, str]] = []
         self._body: list[bytes] = []
         self._size = 0
-        self._until_close = False     # neither Content-Length nor chunked: the body ends at close
+        self._until_close = False  # neither Content-Length nor chunked: the body ends at close
         self.limit: int | None = None  # bytes kept whole before the answer turns into a stream
         self.read_timeout = 120.0
         self.stream: BodyStream | None = None
@@ -175,8 +175,11 @@ class _Conn(asyncio.Protocol):
     def on_headers_complete(self) -> None:
         names = {name.lower() for name, _ in self._headers}
         status = self._parser.get_status_code()
-        self._until_close = not ({"content-length", "transfer-encoding"} & names) and \
-            status >= 200 and status not in (204, 304)
+        self._until_close = (
+            not ({"content-length", "transfer-encoding"} & names)
+            and status >= 200
+            and status not in (204, 304)
+        )
 
     def on_body(self, body: bytes) -> None:
         if self.stream is not None:
@@ -200,8 +203,9 @@ class _Conn(asyncio.Protocol):
         self._deliver()
 
     def _deliver(self) -> None:
-        answer = Answer(self._parser.get_status_code(), self._headers, b"".join(self._body),
-                        self.stream)
+        answer = Answer(
+            self._parser.get_status_code(), self._headers, b"".join(self._body), self.stream
+        )
         self._headers, self._body, self._size = [], [], 0
         if self.waiter is not None and not self.waiter.done():
             self.waiter.set_result(answer)
@@ -231,8 +235,13 @@ class UpstreamPool:
     service slows down would spend the CPU it needs to catch up.
     """
 
-    def __init__(self, connect_timeout: float = 5.0, read_timeout: float = 120.0,
-                 max_per_host: int = 100, idle_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        connect_timeout: float = 5.0,
+        read_timeout: float = 120.0,
+        max_per_host: int = 100,
+        idle_s: float = 30.0,
+    ) -> None:
         self.connect_timeout, self.read_timeout = connect_timeout, read_timeout
         # An idle connection is reused for this long at most: the service closes idle ones
         # after its keep-alive timeout, and one must never be reused just as it is closed.
@@ -242,9 +251,16 @@ class UpstreamPool:
         self._busy: dict[Addr, int] = {}
         self._waiters: dict[Addr, deque[asyncio.Future[_Conn | None]]] = {}
 
-    async def request(self, host: str, port: int, method: str, target: str,
-                      headers: list[tuple[str, str]], body: bytes | None,
-                      buffer_limit: int | None = None) -> Answer:
+    async def request(
+        self,
+        host: str,
+        port: int,
+        method: str,
+        target: str,
+        headers: list[tuple[str, str]],
+        body: bytes | None,
+        buffer_limit: int | None = None,
+    ) -> Answer:
         """Send one request; the answer whole, or past `buffer_limit` bytes its first part and
         a `BodyStream` that holds the connection until it is read to the end or aborted."""
         head = [f"{method} {target} HTTP/1.1", f"Host: {host}:{port}"]
@@ -327,15 +343,16 @@ class UpstreamPool:
     async def _connect(self, addr: Addr) -> _Conn:
         loop = asyncio.get_running_loop()
         try:
-            _, conn = await asyncio.wait_for(loop.create_connection(_Conn, *addr),
-                                             self.connect_timeout)
+            _, conn = await asyncio.wait_for(
+                loop.create_connection(_Conn, *addr), self.connect_timeout
+            )
         except (OSError, asyncio.TimeoutError) as err:
             raise UpstreamError(f"cannot connect to {addr[0]}:{addr[1]}: {err!r}") from err
         return conn
 
     def _release(self, addr: Addr, conn: _Conn | None) -> None:
         """Give the slot (and the connection, if it can serve again) to a waiter, or free it."""
-        usable = (conn is not None and not conn.closed and conn.reusable and not conn.pending)
+        usable = conn is not None and not conn.closed and conn.reusable and not conn.pending
         if conn is not None and not usable and conn.transport is not None:
             conn.transport.close()
         if usable:

@@ -8,8 +8,15 @@ from collections.abc import AsyncIterator, Callable
 from aiohttp import web
 
 from libs.common.retention import Sweep, retention_context
-from libs.common.web import (PG_POOL, broker_context, create_app, http_context, mount_routes,
-                             pg_context, relay_context)
+from libs.common.web import (
+    PG_POOL,
+    broker_context,
+    create_app,
+    http_context,
+    mount_routes,
+    pg_context,
+    relay_context,
+)
 
 from . import projection, similar, views
 from libs.api.ideas.routes import ROUTES
@@ -42,8 +49,9 @@ def create_ideas_app(settings: IdeasSettings) -> web.Application:
     app.cleanup_ctx.append(relay_context("ideas"))
     app.cleanup_ctx.append(http_context)
     # The ids of handled events are kept RETENTION_DAYS (docs/events.md).
-    app.cleanup_ctx.append(retention_context(
-        lambda a: a[PG_POOL], (Sweep("ideas.processed_events", "processed_at"),)))
+    app.cleanup_ctx.append(
+        retention_context(lambda a: a[PG_POOL], (Sweep("ideas.processed_events", "processed_at"),))
+    )
     mount_routes(app, ROUTES, views)
     setup_internal_routes(app)
     return app

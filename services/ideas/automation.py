@@ -39,10 +39,14 @@ def normalize_url(url: str) -> str:
         parts = urlsplit(url.strip())
     except ValueError:
         return url.strip()
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-             if not k.lower().startswith("utm_")]
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"),
-                       urlencode(query), ""))
+    query = [
+        (k, v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if not k.lower().startswith("utm_")
+    ]
+    return urlunsplit(
+        (parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"), urlencode(query), "")
+    )
 
 
 async def recent(cur: aiopg.Cursor, who: Caller, limit: int) -> list[str]:
@@ -50,38 +54,59 @@ async def recent(cur: aiopg.Cursor, who: Caller, limit: int) -> list[str]:
     return [r[0] for r in await cur.fetchall()]
 
 
-async def find_duplicate(cur: aiopg.Cursor, who: Caller, url_key: str | None,
-                         title: str) -> uuid.UUID | None:
+async def find_duplicate(
+    cur: aiopg.Cursor, who: Caller, url_key: str | None, title: str
+) -> uuid.UUID | None:
     # Serialize creates of the same key, so two identical posts cannot both create.
     key = url_key or store.fold_title(title)
-    await cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                      (f"{who.workspace_id}:{key}",))
+    await cur.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{who.workspace_id}:{key}",)
+    )
     if url_key is not None:
-        sql = ("SELECT id FROM ideas.ideas WHERE workspace_id = %s AND url_key = %s"
-               " AND status <> 'deleted' AND merged_into_id IS NULL ORDER BY created_at LIMIT 1")
+        sql = (
+            "SELECT id FROM ideas.ideas WHERE workspace_id = %s AND url_key = %s"
+            " AND status <> 'deleted' AND merged_into_id IS NULL ORDER BY created_at LIMIT 1"
+        )
         return await db.fetchval(cur, sql, (who.workspace_id, url_key))
-    sql = ("SELECT id FROM ideas.ideas WHERE workspace_id = %s AND title_key = %s"
-           " AND created_at >= now() - interval '30 days' AND status <> 'deleted'"
-           " AND merged_into_id IS NULL ORDER BY created_at LIMIT 1")
+    sql = (
+        "SELECT id FROM ideas.ideas WHERE workspace_id = %s AND title_key = %s"
+        " AND created_at >= now() - interval '30 days' AND status <> 'deleted'"
+        " AND merged_into_id IS NULL ORDER BY created_at LIMIT 1"
+    )
     return await db.fetchval(cur, sql, (who.workspace_id, store.fold_title(title)))
 
 
-async def record_signal(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID,
-                        body: AutomationCreateIdea, similarity: float = 1.0) -> None:
+async def record_signal(
+    cur: aiopg.Cursor,
+    who: Caller,
+    idea_id: uuid.UUID,
+    body: AutomationCreateIdea,
+    similarity: float = 1.0,
+) -> None:
     """The duplicate's Signal on the existing idea, its counters, and idea.signal_detected."""
     await cur.execute(
         "INSERT INTO ideas.signals AS s (workspace_id, id, idea_id, platform, user_id, user_name,"
         " content, similarity) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
         f" RETURNING {SIGNAL_JSON}::text",
-        (who.workspace_id, uuid.uuid4(), idea_id, body.source or "api", body.authorId,
-         body.authorName, body.summary or body.title, similarity))
+        (
+            who.workspace_id,
+            uuid.uuid4(),
+            idea_id,
+            body.source or "api",
+            body.authorId,
+            body.authorName,
+            body.summary or body.title,
+            similarity,
+        ),
+    )
     signal = (await cur.fetchone())[0]
     await cur.execute(
         "UPDATE ideas.ideas i SET signal_count = signal_count + 1, last_signal_at = now(),"
         " last_activity_at = now(), unique_source_count = (SELECT count(DISTINCT platform)"
         "   FROM ideas.signals s WHERE s.workspace_id = i.workspace_id AND s.idea_id = i.id)"
         f" WHERE workspace_id = %s AND id = %s RETURNING {IDEA_JSON}::text",
-        (who.workspace_id, idea_id))
+        (who.workspace_id, idea_id),
+    )
     idea = (await cur.fetchone())[0]
     await ops.emit(cur, who, "idea.signal_detected", idea, signal=ops.fragment(signal))
 
@@ -92,19 +117,23 @@ async def take_quota(cur: aiopg.Cursor, who: Caller) -> None:
     quota = AUTOMATION_QUOTA.get(who.plan)
     month = datetime.now(timezone.utc).date().replace(day=1)
     used = await db.fetchval(
-        cur, "INSERT INTO ideas.automation_usage AS u (workspace_id, month, n) VALUES (%s, %s, 1)"
-             " ON CONFLICT (workspace_id, month) DO UPDATE SET n = u.n + 1 RETURNING n",
-        (who.workspace_id, month))
+        cur,
+        "INSERT INTO ideas.automation_usage AS u (workspace_id, month, n) VALUES (%s, %s, 1)"
+        " ON CONFLICT (workspace_id, month) DO UPDATE SET n = u.n + 1 RETURNING n",
+        (who.workspace_id, month),
+    )
     if quota is not None and used > quota:
-        raise AutomationLimitReached(f"Monthly automation quota of {quota} ideas reached",
-                        code="limit_exceeded")
+        raise AutomationLimitReached(
+            f"Monthly automation quota of {quota} ideas reached", code="limit_exceeded"
+        )
 
 
 Meaning = Callable[[aiopg.Cursor], Awaitable[tuple[uuid.UUID, float] | None]]
 
 
-async def create(cur: aiopg.Cursor, who: Caller, body: AutomationCreateIdea,
-                 meaning: Meaning | None = None) -> str | None:
+async def create(
+    cur: aiopg.Cursor, who: Caller, body: AutomationCreateIdea, meaning: Meaning | None = None
+) -> str | None:
     """The new idea's JSON, or None when it was a duplicate (a Signal was recorded instead).
     `meaning` finds the most similar idea at or above the threshold (the third rule)."""
     url_key = normalize_url(body.url) if body.url else None
@@ -119,7 +148,13 @@ async def create(cur: aiopg.Cursor, who: Caller, body: AutomationCreateIdea,
         await record_signal(cur, who, close[0], body, close[1])
         return None
     await take_quota(cur, who)
-    item = store.NewIdea(title=body.title, summary=body.summary, source=body.source or "api",
-                         url=body.url, url_key=url_key, author_name=body.authorName,
-                         author_id=body.authorId)
+    item = store.NewIdea(
+        title=body.title,
+        summary=body.summary,
+        source=body.source or "api",
+        url=body.url,
+        url_key=url_key,
+        author_name=body.authorName,
+        author_id=body.authorId,
+    )
     return (await ops.create(cur, who, [item]))[0]

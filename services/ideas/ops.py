@@ -20,10 +20,23 @@ from libs.api.webhooks.events import AUTHOR_HEADER
 from .render import IDEA_JSON, fragment
 
 
-async def emit(cur: aiopg.Cursor, who: Caller, event_type: str, idea: str,
-               headers: dict[str, str] | None = None, **extra: Any) -> None:
-    await add_event(cur, "ideas", event_type, who.workspace_id,
-                    {"idea": fragment(idea), **extra}, who.request_id, headers)
+async def emit(
+    cur: aiopg.Cursor,
+    who: Caller,
+    event_type: str,
+    idea: str,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> None:
+    await add_event(
+        cur,
+        "ideas",
+        event_type,
+        who.workspace_id,
+        {"idea": fragment(idea), **extra},
+        who.request_id,
+        headers,
+    )
 
 
 def initial_status(who: Caller) -> str:
@@ -39,13 +52,21 @@ async def create(cur: aiopg.Cursor, who: Caller, items: list[store.NewIdea]) -> 
     return ideas
 
 
-async def update(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID,
-                 body: UpdateIdeaRequest) -> str:
+async def update(
+    cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID, body: UpdateIdeaRequest
+) -> str:
     row = (await store.lock_ideas(cur, who.workspace_id, [idea_id]))[idea_id]
     given = body.model_dump(include=body.model_fields_set)
-    sets: dict[str, Any] = {col: given[name] for name, col in (
-        ("title", "title"), ("summary", "summary"), ("category", "category"),
-        ("decisionReason", "decision_reason")) if name in given}
+    sets: dict[str, Any] = {
+        col: given[name]
+        for name, col in (
+            ("title", "title"),
+            ("summary", "summary"),
+            ("category", "category"),
+            ("decisionReason", "decision_reason"),
+        )
+        if name in given
+    }
     if "title" in sets:
         sets["title_key"] = store.fold_title(sets["title"])
     scored = any(name in given for name in store.RICE_FIELDS)
@@ -56,9 +77,16 @@ async def update(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID,
         sets.update(store.status_change(row, given["status"], store.now_utc()))
     idea, detail = await store.write_idea(cur, who.workspace_id, idea_id, sets)
     if changed:
-        await store.add_decision(cur, who.workspace_id, idea_id, row["status"], given["status"],
-                                 sets.get("closure_category"), given.get("decisionReason"),
-                                 who.key_name)
+        await store.add_decision(
+            cur,
+            who.workspace_id,
+            idea_id,
+            row["status"],
+            given["status"],
+            sets.get("closure_category"),
+            given.get("decisionReason"),
+            who.key_name,
+        )
         await emit(cur, who, "idea.status_changed", idea, previousStatus=row["status"])
         if given["status"] == "deleted":
             await emit(cur, who, "idea.deleted", idea)
@@ -69,21 +97,30 @@ async def update(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID,
 
 
 def rice_sets(row: db.Row, given: dict[str, Any]) -> dict[str, Any]:
-    values = {col: given[name] if name in given else row[col]
-              for name, col in store.RICE_FIELDS.items()}
-    score = store.rice_score(values["rice_reach"], values["rice_impact"],
-                             values["rice_confidence"], values["rice_effort"])
+    values = {
+        col: given[name] if name in given else row[col] for name, col in store.RICE_FIELDS.items()
+    }
+    score = store.rice_score(
+        values["rice_reach"],
+        values["rice_impact"],
+        values["rice_confidence"],
+        values["rice_effort"],
+    )
     if score is not None and not math.isfinite(score):
         # The score must stay a JSON number: refuse inputs whose product overflows a double.
         field = next(name for name in store.RICE_FIELDS if name in given)
-        raise ValidationFailed(f"{field}: the RICE score would not be a finite number",
-                               field=field)
-    return {**values, "rice_score": score, "rice_priority": store.rice_priority(score),
-            "rice_source": "manual"}
+        raise ValidationFailed(f"{field}: the RICE score would not be a finite number", field=field)
+    return {
+        **values,
+        "rice_score": score,
+        "rice_priority": store.rice_priority(score),
+        "rice_source": "manual",
+    }
 
 
-async def set_status(cur: aiopg.Cursor, who: Caller, ids: list[uuid.UUID], status: str,
-                     reason: str | None) -> list[dict[str, Any]]:
+async def set_status(
+    cur: aiopg.Cursor, who: Caller, ids: list[uuid.UUID], status: str, reason: str | None
+) -> list[dict[str, Any]]:
     """Batch status (and delete): all ideas or none; one decision per idea that changed."""
     rows = await store.lock_ideas(cur, who.workspace_id, ids)
     out = []
@@ -96,8 +133,16 @@ async def set_status(cur: aiopg.Cursor, who: Caller, ids: list[uuid.UUID], statu
         if reason is not None:
             sets["decision_reason"] = reason
         idea, _ = await store.write_idea(cur, who.workspace_id, idea_id, sets)
-        await store.add_decision(cur, who.workspace_id, idea_id, row["status"], status,
-                                 sets.get("closure_category"), reason, who.key_name)
+        await store.add_decision(
+            cur,
+            who.workspace_id,
+            idea_id,
+            row["status"],
+            status,
+            sets.get("closure_category"),
+            reason,
+            who.key_name,
+        )
         row["status"] = status  # a repeated id in the same call is no second change
         await emit(cur, who, "idea.status_changed", idea, previousStatus=out[-1]["previousStatus"])
         if status == "deleted":
@@ -105,36 +150,52 @@ async def set_status(cur: aiopg.Cursor, who: Caller, ids: list[uuid.UUID], statu
     return out
 
 
-async def vote(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID, voter: str,
-               value: int) -> dict[str, Any]:
+async def vote(
+    cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID, voter: str, value: int
+) -> dict[str, Any]:
     await store.lock_ideas(cur, who.workspace_id, [idea_id])
     old = await db.fetchval(
-        cur, "SELECT value FROM ideas.votes WHERE workspace_id = %s AND idea_id = %s"
-             " AND voter = %s", (who.workspace_id, idea_id, voter))
+        cur,
+        "SELECT value FROM ideas.votes WHERE workspace_id = %s AND idea_id = %s AND voter = %s",
+        (who.workspace_id, idea_id, voter),
+    )
     await cur.execute(
         "INSERT INTO ideas.votes (workspace_id, idea_id, voter, value) VALUES (%s, %s, %s, %s)"
         " ON CONFLICT (workspace_id, idea_id, voter)"
         " DO UPDATE SET value = EXCLUDED.value, created_at = now(), merge_id = NULL",
-        (who.workspace_id, idea_id, voter, value))
+        (who.workspace_id, idea_id, voter, value),
+    )
     await cur.execute(
         "UPDATE ideas.ideas i SET vote_count = vote_count + %s, last_activity_at = now()"
         f" WHERE workspace_id = %s AND id = %s RETURNING vote_count, {IDEA_JSON}::text",
-        (value - (old or 0), who.workspace_id, idea_id))
+        (value - (old or 0), who.workspace_id, idea_id),
+    )
     count, idea = await cur.fetchone()
     await emit(cur, who, "idea.voted", idea, vote={"voter": voter, "value": value})
     return {"ideaId": idea_id, "voter": voter, "value": value, "voteCount": count}
 
 
-async def assign(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID,
-                 stage_id: uuid.UUID | None) -> dict[str, Any]:
+async def assign(
+    cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID, stage_id: uuid.UUID | None
+) -> dict[str, Any]:
     row = (await store.lock_ideas(cur, who.workspace_id, [idea_id]))[idea_id]
-    if stage_id is not None and await db.fetchval(
-            cur, "SELECT 1 FROM ideas.roadmap_stages WHERE workspace_id = %s AND id = %s",
-            (who.workspace_id, stage_id)) is None:
+    if (
+        stage_id is not None
+        and await db.fetchval(
+            cur,
+            "SELECT 1 FROM ideas.roadmap_stages WHERE workspace_id = %s AND id = %s",
+            (who.workspace_id, stage_id),
+        )
+        is None
+    ):
         raise NotFound("Roadmap stage not found")
-    idea, _ = await store.write_idea(cur, who.workspace_id, idea_id,
-                                     {"roadmap_stage_id": stage_id})
+    idea, _ = await store.write_idea(cur, who.workspace_id, idea_id, {"roadmap_stage_id": stage_id})
     previous = row["roadmap_stage_id"]
-    await emit(cur, who, "idea.assigned", idea,
-               previousRoadmapStageId=None if previous is None else str(previous))
+    await emit(
+        cur,
+        who,
+        "idea.assigned",
+        idea,
+        previousRoadmapStageId=None if previous is None else str(previous),
+    )
     return {"ideaId": idea_id, "roadmapStageId": stage_id}

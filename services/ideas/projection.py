@@ -54,8 +54,9 @@ def money(value: Any) -> Decimal | None:
     return Decimal(value)
 
 
-async def apply_customer(cur: aiopg.Cursor, workspace_id: str, customer_id: str,
-                         arr: Decimal | None, version: str) -> bool:
+async def apply_customer(
+    cur: aiopg.Cursor, workspace_id: str, customer_id: str, arr: Decimal | None, version: str
+) -> bool:
     """Keep this state of the customer if it is newer; True when it was kept."""
     await cur.execute(UPSERT_CUSTOMER, (workspace_id, customer_id, arr, version))
     return await cur.fetchone() is not None
@@ -72,21 +73,24 @@ async def refresh(cur: aiopg.Cursor, workspace_id: str, idea_ids: list[str]) -> 
 async def on_customer(cur: aiopg.Cursor, workspace_id: str, data: dict[str, Any]) -> None:
     customer = data["customer"]
     version = customer.get("updatedAt") or customer["createdAt"]
-    if not await apply_customer(cur, workspace_id, customer["id"], money(customer.get("arr")),
-                                version):
+    if not await apply_customer(
+        cur, workspace_id, customer["id"], money(customer.get("arr")), version
+    ):
         return  # an older or repeated state: nothing changes
     await cur.execute(
         "SELECT idea_id::text FROM ideas.customer_links"
         " WHERE workspace_id = %s AND customer_id = %s ORDER BY idea_id",
-        (workspace_id, customer["id"]))
+        (workspace_id, customer["id"]),
+    )
     await refresh(cur, workspace_id, [r[0] for r in await cur.fetchall()])
 
 
 async def on_link(cur: aiopg.Cursor, workspace_id: str, data: dict[str, Any]) -> None:
     # The customer row first (lock order), with the ARR the link saw: right even when this
     # event overtakes the customer's own events.
-    await apply_customer(cur, workspace_id, data["customerId"], money(data.get("arr")),
-                         data["customerUpdatedAt"])
+    await apply_customer(
+        cur, workspace_id, data["customerId"], money(data.get("arr")), data["customerUpdatedAt"]
+    )
     await cur.execute(LOCK_IDEAS, (workspace_id, [data["ideaId"]]))
     await cur.execute(
         "INSERT INTO ideas.customer_links (workspace_id, idea_id, customer_id, linked_at)"
@@ -94,31 +98,46 @@ async def on_link(cur: aiopg.Cursor, workspace_id: str, data: dict[str, Any]) ->
         "   FROM ideas.customer_link_removals r WHERE r.workspace_id = %(ws)s"
         "    AND r.idea_id = %(idea)s AND r.customer_id = %(customer)s"
         "    AND r.linked_at >= %(at)s::timestamptz) ON CONFLICT DO NOTHING",
-        {"ws": workspace_id, "idea": data["ideaId"], "customer": data["customerId"],
-         "at": data["linkedAt"]})
+        {
+            "ws": workspace_id,
+            "idea": data["ideaId"],
+            "customer": data["customerId"],
+            "at": data["linkedAt"],
+        },
+    )
     await cur.execute(REFRESH_IDEAS, (workspace_id, [data["ideaId"]], workspace_id))
 
 
 async def on_unlink(cur: aiopg.Cursor, workspace_id: str, data: dict[str, Any]) -> None:
     """A link removed (an unmerge): remember it, drop it, recompute the idea."""
-    params = {"ws": workspace_id, "idea": data["ideaId"], "customer": data["customerId"],
-              "at": data["linkedAt"]}
+    params = {
+        "ws": workspace_id,
+        "idea": data["ideaId"],
+        "customer": data["customerId"],
+        "at": data["linkedAt"],
+    }
     await cur.execute(LOCK_IDEAS, (workspace_id, [data["ideaId"]]))
     await cur.execute(
         "INSERT INTO ideas.customer_link_removals AS r (workspace_id, idea_id, customer_id,"
         " linked_at) VALUES (%(ws)s, %(idea)s, %(customer)s, %(at)s::timestamptz)"
         " ON CONFLICT (workspace_id, idea_id, customer_id) DO UPDATE"
-        " SET linked_at = greatest(r.linked_at, EXCLUDED.linked_at)", params)
+        " SET linked_at = greatest(r.linked_at, EXCLUDED.linked_at)",
+        params,
+    )
     await cur.execute(
         "DELETE FROM ideas.customer_links WHERE workspace_id = %(ws)s AND idea_id = %(idea)s"
-        " AND customer_id = %(customer)s AND linked_at <= %(at)s::timestamptz", params)
+        " AND customer_id = %(customer)s AND linked_at <= %(at)s::timestamptz",
+        params,
+    )
     await cur.execute(REFRESH_IDEAS, (workspace_id, [data["ideaId"]], workspace_id))
     # An idea left with no link: no revenue.
     await cur.execute(
         "UPDATE ideas.ideas i SET total_customer_arr = NULL, customer_count = 0"
         " WHERE workspace_id = %(ws)s AND id = %(idea)s AND customer_count <> 0"
         " AND NOT EXISTS (SELECT 1 FROM ideas.customer_links l"
-        "   WHERE l.workspace_id = i.workspace_id AND l.idea_id = i.id)", params)
+        "   WHERE l.workspace_id = i.workspace_id AND l.idea_id = i.id)",
+        params,
+    )
 
 
 async def handle(cur: aiopg.Cursor, event: dict[str, Any]) -> None:

@@ -36,10 +36,10 @@ from .render import IDEA_JSON, fragment
 
 log = structlog.get_logger("similar")
 
-RESCORE = 1024       # candidates scored exactly (and the size up to which a search is exact)
-EMBED_QUEUE = 64     # texts waiting for the embedding threads before a 503
-LOOKBACK = 1024      # seqs re-read behind the watermark (rows committed out of order)
-WORDS = DIM // 64    # uint64 words of sign bits a vector
+RESCORE = 1024  # candidates scored exactly (and the size up to which a search is exact)
+EMBED_QUEUE = 64  # texts waiting for the embedding threads before a 503
+LOOKBACK = 1024  # seqs re-read behind the watermark (rows committed out of order)
+WORDS = DIM // 64  # uint64 words of sign bits a vector
 ELIGIBLE = "i.status <> 'deleted' AND i.merged_into_id IS NULL"
 
 
@@ -62,7 +62,7 @@ class Index:
     rows added since."""
 
     def __init__(self) -> None:
-        self.loaded_seq = 0     # every row up to this seq was in the initial load's snapshot
+        self.loaded_seq = 0  # every row up to this seq was in the initial load's snapshot
         self.seen: dict[uuid.UUID, int] = {}  # rows applied since, with their seq
         self.sorted_hi = np.zeros(0, np.uint64)
         self.sorted_at = np.zeros(0, np.int64)
@@ -81,11 +81,11 @@ class Index:
 
         def more(a: np.ndarray) -> np.ndarray:
             b = np.zeros((cap, *a.shape[1:]), a.dtype)
-            b[:self.n] = a[:self.n]
+            b[: self.n] = a[: self.n]
             return b
 
         bits = np.zeros((WORDS, cap), np.uint64)
-        bits[:, :self.n] = self.bits[:, :self.n]
+        bits[:, : self.n] = self.bits[:, : self.n]
         self.ids, self.vecs, self.live = more(self.ids), more(self.vecs), more(self.live)
         self.bits = bits
 
@@ -97,7 +97,7 @@ class Index:
         self.ids[s], self.vecs[s], self.live[s] = ids, vecs, True
         self.bits[:, s] = sign_bits(vecs).T
         self.n = len(ids)
-        order = np.argsort(self.ids[:self.n, 0], kind="stable")
+        order = np.argsort(self.ids[: self.n, 0], kind="stable")
         self.sorted_hi, self.sorted_at = self.ids[order, 0].copy(), order
 
     def position(self, idea: np.ndarray) -> int | None:
@@ -151,15 +151,16 @@ class Index:
             cand = np.flatnonzero(dist <= int(np.searchsorted(reach, RESCORE)))
             cand = cand[live[cand]]
         scores = (vecs[cand].astype(np.float32) @ q) / 127.0
-        top = np.argsort(-scores)[:k] if len(cand) <= k else \
-            np.argpartition(-scores, k)[:k]
+        top = np.argsort(-scores)[:k] if len(cand) <= k else np.argpartition(-scores, k)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(uuid.UUID(bytes=ids[cand[t]].tobytes()), float(scores[t])) for t in top]
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.ids, self.vecs, self.bits, self.live, self.sorted_hi,
-                                      self.sorted_at))
+        return sum(
+            a.nbytes
+            for a in (self.ids, self.vecs, self.bits, self.live, self.sorted_hi, self.sorted_at)
+        )
 
 
 @dataclass
@@ -217,14 +218,19 @@ class Similar:
 
     async def _load(self, workspace_id: uuid.UUID) -> Index:
         loop = asyncio.get_running_loop()
-        index, seq = await loop.run_in_executor(self.search_pool, load_index, self.dsn,
-                                                workspace_id)
+        index, seq = await loop.run_in_executor(
+            self.search_pool, load_index, self.dsn, workspace_id
+        )
         self.indexes[workspace_id] = index
         # Rows written while it loaded (past its snapshot): the next refresh reads from there
         # (rows other indexes already applied are skipped, each version is applied once).
         self.watermark = min(self.watermark, seq) if self.watermark else seq
-        log.info("similar_index_loaded", workspace_id=str(workspace_id), vectors=index.n,
-                 bytes=index.nbytes)
+        log.info(
+            "similar_index_loaded",
+            workspace_id=str(workspace_id),
+            vectors=index.n,
+            bytes=index.nbytes,
+        )
         return index
 
     async def refresh(self, cur: aiopg.Cursor) -> None:
@@ -233,13 +239,18 @@ class Similar:
         once."""
         top = await db.fetchval(cur, "SELECT coalesce(max(seq), 0) FROM ideas.embeddings")
         rows = await db.fetchall(
-            cur, "SELECT workspace_id, idea_id, vector, live, seq FROM ideas.embeddings"
-                 " WHERE seq > %s AND seq <= %s AND workspace_id = ANY(%s::uuid[]) ORDER BY seq",
-            (max(self.watermark - LOOKBACK, 0), top, [str(w) for w in self.indexes]))
+            cur,
+            "SELECT workspace_id, idea_id, vector, live, seq FROM ideas.embeddings"
+            " WHERE seq > %s AND seq <= %s AND workspace_id = ANY(%s::uuid[]) ORDER BY seq",
+            (max(self.watermark - LOOKBACK, 0), top, [str(w) for w in self.indexes]),
+        )
         for r in rows:
             index = self.indexes.get(r["workspace_id"])
-            if index is None or r["seq"] <= index.loaded_seq - LOOKBACK \
-                    or index.seen.get(r["idea_id"]) == r["seq"]:
+            if (
+                index is None
+                or r["seq"] <= index.loaded_seq - LOOKBACK
+                or index.seen.get(r["idea_id"]) == r["seq"]
+            ):
                 continue
             index.put(r["idea_id"], np.frombuffer(bytes(r["vector"]), np.int8), r["live"])
             if len(index.seen) > 100_000:
@@ -275,16 +286,32 @@ class Similar:
 
     # ---- searches --------------------------------------------------------------------------
 
-    async def search(self, cur: aiopg.Cursor, workspace_id: uuid.UUID, q: np.ndarray,
-                     limit: int, min_similarity: float,
-                     exclude: uuid.UUID | None = None) -> list[dict[str, Any]]:
+    async def search(
+        self,
+        cur: aiopg.Cursor,
+        workspace_id: uuid.UUID,
+        q: np.ndarray,
+        limit: int,
+        min_similarity: float,
+        exclude: uuid.UUID | None = None,
+    ) -> list[dict[str, Any]]:
         """`[{"similarity", "idea": Idea}]`, most similar first."""
-        return [{"similarity": s, "idea": fragment(idea)} for _, s, idea in await self.nearest(
-            cur, workspace_id, q, limit, min_similarity, exclude)]
+        return [
+            {"similarity": s, "idea": fragment(idea)}
+            for _, s, idea in await self.nearest(
+                cur, workspace_id, q, limit, min_similarity, exclude
+            )
+        ]
 
-    async def nearest(self, cur: aiopg.Cursor, workspace_id: uuid.UUID, q: np.ndarray,
-                      limit: int, min_similarity: float,
-                      exclude: uuid.UUID | None = None) -> list[tuple[uuid.UUID, float, str]]:
+    async def nearest(
+        self,
+        cur: aiopg.Cursor,
+        workspace_id: uuid.UUID,
+        q: np.ndarray,
+        limit: int,
+        min_similarity: float,
+        exclude: uuid.UUID | None = None,
+    ) -> list[tuple[uuid.UUID, float, str]]:
         """(id, similarity, Idea JSON) of the closest live ideas, most similar first."""
         index = await self.index(workspace_id)
         loop = asyncio.get_running_loop()
@@ -296,17 +323,22 @@ class Similar:
             return []
         await cur.execute(
             f"SELECT i.id, {IDEA_JSON}::text FROM ideas.ideas i WHERE i.workspace_id = %s"
-            f" AND i.id = ANY(%s) AND {ELIGIBLE}", (workspace_id, [i for i, _ in hits]))
+            f" AND i.id = ANY(%s) AND {ELIGIBLE}",
+            (workspace_id, [i for i, _ in hits]),
+        )
         ideas = {r[0]: r[1] for r in await cur.fetchall()}
         return [(i, round(s, 6), ideas[i]) for i, s in hits if i in ideas][:limit]
 
-    async def idea_vector(self, cur: aiopg.Cursor, workspace_id: uuid.UUID,
-                          idea_id: uuid.UUID) -> np.ndarray:
+    async def idea_vector(
+        self, cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID
+    ) -> np.ndarray:
         row = await db.fetchone(
-            cur, "SELECT i.title, i.summary, e.vector, e.text_hash FROM ideas.ideas i"
-                 " LEFT JOIN ideas.embeddings e ON e.workspace_id = i.workspace_id"
-                 "  AND e.idea_id = i.id WHERE i.workspace_id = %s AND i.id = %s",
-            (workspace_id, idea_id))
+            cur,
+            "SELECT i.title, i.summary, e.vector, e.text_hash FROM ideas.ideas i"
+            " LEFT JOIN ideas.embeddings e ON e.workspace_id = i.workspace_id"
+            "  AND e.idea_id = i.id WHERE i.workspace_id = %s AND i.id = %s",
+            (workspace_id, idea_id),
+        )
         if row is None:
             raise NotFound("Idea not found")
         text = idea_text(row["title"], row["summary"])
@@ -330,16 +362,21 @@ def load_index(dsn: str, workspace_id: uuid.UUID) -> tuple[Index, int]:
         with conn, conn.cursor() as cur:
             cur.execute("SELECT coalesce(max(seq), 0) FROM ideas.embeddings")
             seq = cur.fetchone()[0]
-            cur.copy_expert(cur.mogrify(
-                "COPY (SELECT idea_id, vector FROM ideas.embeddings WHERE workspace_id = %s"
-                " AND live AND length(vector) = %s) TO STDOUT (FORMAT binary)",
-                (str(workspace_id), DIM)).decode(), buf)
+            cur.copy_expert(
+                cur.mogrify(
+                    "COPY (SELECT idea_id, vector FROM ideas.embeddings WHERE workspace_id = %s"
+                    " AND live AND length(vector) = %s) TO STDOUT (FORMAT binary)",
+                    (str(workspace_id), DIM),
+                ).decode(),
+                buf,
+            )
     finally:
         conn.close()
     raw = buf.getbuffer()
-    row = np.dtype([("fields", ">i2"), ("l1", ">i4"), ("id", "V16"), ("l2", ">i4"),
-                    ("vec", "i1", (DIM,))])
-    body = raw[19:len(raw) - 2]  # the signature and header; the trailer
+    row = np.dtype(
+        [("fields", ">i2"), ("l1", ">i4"), ("id", "V16"), ("l2", ">i4"), ("vec", "i1", (DIM,))]
+    )
+    body = raw[19 : len(raw) - 2]  # the signature and header; the trailer
     rows = np.frombuffer(body, dtype=row)
     index = Index()
     index.loaded_seq = seq
@@ -351,13 +388,18 @@ def load_index(dsn: str, workspace_id: uuid.UUID) -> tuple[Index, int]:
 
 # ---- the consumer: an idea's embedding follows its text and state ---------------------------
 
-async def upsert_embedding(cur: aiopg.Cursor, similar: Similar, workspace_id: str,
-                           idea_id: str) -> None:
+
+async def upsert_embedding(
+    cur: aiopg.Cursor, similar: Similar, workspace_id: str, idea_id: str
+) -> None:
     row = await db.fetchone(
-        cur, f"SELECT i.title, i.summary, ({ELIGIBLE}) AS live, e.text_hash, e.live AS was_live"
-             " FROM ideas.ideas i LEFT JOIN ideas.embeddings e"
-             "  ON e.workspace_id = i.workspace_id AND e.idea_id = i.id"
-             " WHERE i.workspace_id = %s AND i.id = %s", (workspace_id, idea_id))
+        cur,
+        f"SELECT i.title, i.summary, ({ELIGIBLE}) AS live, e.text_hash, e.live AS was_live"
+        " FROM ideas.ideas i LEFT JOIN ideas.embeddings e"
+        "  ON e.workspace_id = i.workspace_id AND e.idea_id = i.id"
+        " WHERE i.workspace_id = %s AND i.id = %s",
+        (workspace_id, idea_id),
+    )
     if row is None:
         return
     text = idea_text(row["title"], row["summary"])
@@ -366,9 +408,12 @@ async def upsert_embedding(cur: aiopg.Cursor, similar: Similar, workspace_id: st
     if same_text and row["was_live"] == row["live"]:
         return  # nothing the index sees changed (a vote, a RICE score, a repeat)
     if same_text:
-        await cur.execute("UPDATE ideas.embeddings SET live = %s, seq = nextval("
-                          "'ideas.embedding_seq'), updated_at = now() WHERE workspace_id = %s"
-                          " AND idea_id = %s", (row["live"], workspace_id, idea_id))
+        await cur.execute(
+            "UPDATE ideas.embeddings SET live = %s, seq = nextval("
+            "'ideas.embedding_seq'), updated_at = now() WHERE workspace_id = %s"
+            " AND idea_id = %s",
+            (row["live"], workspace_id, idea_id),
+        )
     else:
         vec = quantize((await similar.embed([text], background=True))[0])
         await cur.execute(
@@ -376,7 +421,8 @@ async def upsert_embedding(cur: aiopg.Cursor, similar: Similar, workspace_id: st
             " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (workspace_id, idea_id) DO UPDATE"
             " SET vector = EXCLUDED.vector, text_hash = EXCLUDED.text_hash,"
             " live = EXCLUDED.live, seq = nextval('ideas.embedding_seq'), updated_at = now()",
-            (workspace_id, idea_id, vec.tobytes(), digest, row["live"]))
+            (workspace_id, idea_id, vec.tobytes(), digest, row["live"]),
+        )
     await cur.execute("NOTIFY ideas_similar")
 
 
@@ -385,23 +431,29 @@ def consumer(similar: Similar) -> Any:
         idea = event["data"].get("idea")
         if isinstance(idea, dict) and "id" in idea:
             await upsert_embedding(cur, similar, event["workspaceId"], idea["id"])
+
     return handle
 
 
 # ---- the admin rebuild (ideasctl similar rebuild) ---------------------------------------------
 
-def rebuild(conn: Any, workspace_id: str | None = None, batch: int = 32,
-            embedder: Embedder | None = None) -> dict[str, int]:
+
+def rebuild(
+    conn: Any, workspace_id: str | None = None, batch: int = 32, embedder: Embedder | None = None
+) -> dict[str, int]:
     """Compute every idea's embedding again (psycopg2; commits a batch at a time)."""
     embedder = embedder or Embedder(1)
     counts = {"ideas": 0, "embedded": 0}
     with conn.cursor() as cur:
-        cur.execute(f"SELECT i.workspace_id, i.id, i.title, i.summary, ({ELIGIBLE})"
-                    " FROM ideas.ideas i WHERE %(ws)s::uuid IS NULL OR i.workspace_id = %(ws)s"
-                    " ORDER BY i.workspace_id, i.id", {"ws": workspace_id})
+        cur.execute(
+            f"SELECT i.workspace_id, i.id, i.title, i.summary, ({ELIGIBLE})"
+            " FROM ideas.ideas i WHERE %(ws)s::uuid IS NULL OR i.workspace_id = %(ws)s"
+            " ORDER BY i.workspace_id, i.id",
+            {"ws": workspace_id},
+        )
         rows = cur.fetchall()
     for start in range(0, len(rows), batch):
-        part = rows[start:start + batch]
+        part = rows[start : start + batch]
         texts = [idea_text(r[2], r[3]) for r in part]
         vecs = quantize(np.vstack([embedder.embed([t]) for t in texts]))
         with conn, conn.cursor() as cur:
@@ -412,7 +464,8 @@ def rebuild(conn: Any, workspace_id: str | None = None, batch: int = 32,
                     " ON CONFLICT (workspace_id, idea_id) DO UPDATE SET vector = EXCLUDED.vector,"
                     " text_hash = EXCLUDED.text_hash, live = EXCLUDED.live,"
                     " seq = nextval('ideas.embedding_seq'), updated_at = now()",
-                    (r[0], r[1], v.tobytes(), text_hash(t), r[4]))
+                    (r[0], r[1], v.tobytes(), text_hash(t), r[4]),
+                )
             cur.execute("NOTIFY ideas_similar")
         counts["ideas"] += len(part)
         counts["embedded"] += len(part)

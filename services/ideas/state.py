@@ -15,21 +15,30 @@ import aiopg
 
 from libs.common import db
 
-DEFAULT_STAGES = (("Now", "now", "#22c55e", 0, True), ("Next", "next", "#3b82f6", 1, False),
-                  ("Later", "later", "#a855f7", 2, False))
+DEFAULT_STAGES = (
+    ("Now", "now", "#22c55e", 0, True),
+    ("Next", "next", "#3b82f6", 1, False),
+    ("Later", "later", "#a855f7", 2, False),
+)
 
 _READY: set[uuid.UUID] = set()
 
-STATE_SQL = ("INSERT INTO ideas.workspace_state (workspace_id) VALUES (%s)"
-             " ON CONFLICT (workspace_id) DO NOTHING")
-STAGE_SQL = ("INSERT INTO ideas.roadmap_stages (workspace_id, id, name, slug, color, position,"
-             " is_default) VALUES (%s, %s, %s, %s, %s, %s, %s)"
-             " ON CONFLICT (workspace_id, slug) DO NOTHING")
+STATE_SQL = (
+    "INSERT INTO ideas.workspace_state (workspace_id) VALUES (%s)"
+    " ON CONFLICT (workspace_id) DO NOTHING"
+)
+STAGE_SQL = (
+    "INSERT INTO ideas.roadmap_stages (workspace_id, id, name, slug, color, position,"
+    " is_default) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+    " ON CONFLICT (workspace_id, slug) DO NOTHING"
+)
 
 
 def stage_rows(workspace_id: uuid.UUID) -> list[tuple[Any, ...]]:
-    return [(workspace_id, uuid.uuid4(), name, slug, color, pos, default)
-            for name, slug, color, pos, default in DEFAULT_STAGES]
+    return [
+        (workspace_id, uuid.uuid4(), name, slug, color, pos, default)
+        for name, slug, color, pos, default in DEFAULT_STAGES
+    ]
 
 
 async def create_state(cur: aiopg.Cursor, workspace_id: uuid.UUID) -> None:
@@ -50,6 +59,9 @@ async def next_numbers(cur: aiopg.Cursor, workspace_id: uuid.UUID, n: int) -> in
     """Reserve `n` idea numbers; return the first. The row lock serializes creates per workspace
     only until commit, and numbers are never reused (a rolled-back reservation is undone too)."""
     first: int = await db.fetchval(
-        cur, "UPDATE ideas.workspace_state SET next_idea_number = next_idea_number + %s"
-             " WHERE workspace_id = %s RETURNING next_idea_number - %s", (n, workspace_id, n))
+        cur,
+        "UPDATE ideas.workspace_state SET next_idea_number = next_idea_number + %s"
+        " WHERE workspace_id = %s RETURNING next_idea_number - %s",
+        (n, workspace_id, n),
+    )
     return first

@@ -20,12 +20,22 @@ from . import prepared
 from .render import DETAIL_JSON, IDEA_JSON
 from .state import next_numbers
 
-DECIDED = {"shipped": "shipped", "rejected": "rejected_scope", "duplicate": "duplicate",
-           "archived": "archived"}
-RICE_FIELDS = {"riceReach": "rice_reach", "riceImpact": "rice_impact",
-               "riceConfidence": "rice_confidence", "riceEffort": "rice_effort"}
-LOCK_COLS = ("id, status, closure_category, decision_reason, rice_reach, rice_impact,"
-             " rice_confidence, rice_effort, roadmap_stage_id")
+DECIDED = {
+    "shipped": "shipped",
+    "rejected": "rejected_scope",
+    "duplicate": "duplicate",
+    "archived": "archived",
+}
+RICE_FIELDS = {
+    "riceReach": "rice_reach",
+    "riceImpact": "rice_impact",
+    "riceConfidence": "rice_confidence",
+    "riceEffort": "rice_effort",
+}
+LOCK_COLS = (
+    "id, status, closure_category, decision_reason, rice_reach, rice_impact,"
+    " rice_confidence, rice_effort, roadmap_stage_id"
+)
 
 
 @dataclass
@@ -66,26 +76,45 @@ INSERT_SQL = f"""INSERT INTO ideas.ideas AS i (workspace_id, id, number, title, 
  VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {IDEA_JSON}::text"""
 
 
-async def create_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID, status: str,
-                       items: list[NewIdea]) -> list[str]:
+async def create_ideas(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, status: str, items: list[NewIdea]
+) -> list[str]:
     """Insert ideas with consecutive numbers; return each one's Idea JSON text, in order."""
     first = await next_numbers(cur, workspace_id, len(items))
     out = []
     for n, item in enumerate(items):
-        await cur.execute(INSERT_SQL, (
-            workspace_id, uuid.uuid4(), first + n, item.title, item.summary, status,
-            item.source, item.category, item.url, item.url_key, fold_title(item.title),
-            item.author_name, item.author_id, item.summary or item.title))
+        await cur.execute(
+            INSERT_SQL,
+            (
+                workspace_id,
+                uuid.uuid4(),
+                first + n,
+                item.title,
+                item.summary,
+                status,
+                item.source,
+                item.category,
+                item.url,
+                item.url_key,
+                fold_title(item.title),
+                item.author_name,
+                item.author_id,
+                item.summary or item.title,
+            ),
+        )
         out.append((await cur.fetchone())[0])
     return out
 
 
-async def get_idea(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID,
-                   detail: bool = False) -> str:
+async def get_idea(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID, detail: bool = False
+) -> str:
     sql = DETAIL_JSON if detail else IDEA_JSON
     await prepared.execute(
-        cur, f"SELECT ({sql})::text FROM ideas.ideas i WHERE i.workspace_id = %s AND i.id = %s",
-        (workspace_id, idea_id))
+        cur,
+        f"SELECT ({sql})::text FROM ideas.ideas i WHERE i.workspace_id = %s AND i.id = %s",
+        (workspace_id, idea_id),
+    )
     row = await cur.fetchone()
     if row is None:
         raise NotFound("Idea not found")
@@ -95,28 +124,36 @@ async def get_idea(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUI
 async def idea_id_by_number(cur: aiopg.Cursor, workspace_id: uuid.UUID, number: int) -> uuid.UUID:
     """The id of the workspace's idea `IDEA-<number>`, deleted ones included; else 404."""
     idea_id = await db.fetchval(
-        cur, "SELECT id FROM ideas.ideas WHERE workspace_id = %s AND number = %s",
-        (workspace_id, number))
+        cur,
+        "SELECT id FROM ideas.ideas WHERE workspace_id = %s AND number = %s",
+        (workspace_id, number),
+    )
     if idea_id is None:
         raise NotFound("Idea not found")
     return idea_id
 
 
-async def lookup_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID,
-                       ids: list[uuid.UUID]) -> list[str]:
+async def lookup_ideas(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, ids: list[uuid.UUID]
+) -> list[str]:
     await cur.execute(
         f"SELECT {IDEA_JSON}::text FROM unnest(%s::uuid[]) WITH ORDINALITY AS u(id, n)"
         " JOIN ideas.ideas i ON i.workspace_id = %s AND i.id = u.id ORDER BY u.n",
-        (ids, workspace_id))
+        (ids, workspace_id),
+    )
     return [r[0] for r in await cur.fetchall()]
 
 
-async def lock_ideas(cur: aiopg.Cursor, workspace_id: uuid.UUID,
-                     ids: list[uuid.UUID]) -> dict[uuid.UUID, db.Row]:
+async def lock_ideas(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, ids: list[uuid.UUID]
+) -> dict[uuid.UUID, db.Row]:
     """Lock the ideas (in id order, so concurrent batches cannot deadlock); 404 if one is absent."""
     rows = await db.fetchall(
-        cur, f"SELECT {LOCK_COLS} FROM ideas.ideas WHERE workspace_id = %s AND id = ANY(%s)"
-             " ORDER BY id FOR UPDATE", (workspace_id, ids))
+        cur,
+        f"SELECT {LOCK_COLS} FROM ideas.ideas WHERE workspace_id = %s AND id = ANY(%s)"
+        " ORDER BY id FOR UPDATE",
+        (workspace_id, ids),
+    )
     found = {r["id"]: r for r in rows}
     if len(found) != len(set(ids)):
         raise NotFound("Idea not found")
@@ -134,18 +171,27 @@ def status_change(row: db.Row, new_status: str, now: datetime) -> dict[str, Any]
     return sets
 
 
-async def add_decision(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID,
-                       previous: str, new: str, closure: str | None, reason: str | None,
-                       actor: str) -> None:
+async def add_decision(
+    cur: aiopg.Cursor,
+    workspace_id: uuid.UUID,
+    idea_id: uuid.UUID,
+    previous: str,
+    new: str,
+    closure: str | None,
+    reason: str | None,
+    actor: str,
+) -> None:
     await cur.execute(
         "INSERT INTO ideas.decisions (workspace_id, id, idea_id, event_type, closure_category,"
         " reason, previous_status, new_status, actor_name, source)"
         " VALUES (%s, %s, %s, 'status_changed', %s, %s, %s, %s, %s, 'api')",
-        (workspace_id, uuid.uuid4(), idea_id, closure, reason, previous, new, actor))
+        (workspace_id, uuid.uuid4(), idea_id, closure, reason, previous, new, actor),
+    )
 
 
-async def write_idea(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID,
-                     sets: dict[str, Any]) -> tuple[str, str]:
+async def write_idea(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID, sets: dict[str, Any]
+) -> tuple[str, str]:
     """Apply column values (names are ours, never the client's); return (Idea, IdeaDetail)."""
     now = now_utc()
     sets = {**sets, "last_activity_at": now, "updated_at": now}
@@ -153,7 +199,8 @@ async def write_idea(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.U
     await cur.execute(
         f"UPDATE ideas.ideas i SET {assign} WHERE workspace_id = %s AND id = %s"
         f" RETURNING {IDEA_JSON}::text, ({DETAIL_JSON})::text",
-        (*sets.values(), workspace_id, idea_id))
+        (*sets.values(), workspace_id, idea_id),
+    )
     row = await cur.fetchone()
     return row[0], row[1]
 

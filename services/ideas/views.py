@@ -14,10 +14,21 @@ from libs.common.validation import parse_body, parse_query, path_uuid
 from libs.common.web import PG_POOL, caller, data_response, json_response
 
 from . import automation, listing, merge, ops, similar, store, subresources, workspace
-from libs.api.ideas.requests import (AutomationCreateIdea, AutomationListQuery, BatchCreateRequest,
-                     BatchStatusRequest, CreateIdeaRequest, ListIdeasQuery, MergeRequest,
-                     PageQuery, RoadmapAssignRequest, SimilarQuery, SimilarRequest,
-                     UpdateIdeaRequest, VoteRequest)
+from libs.api.ideas.requests import (
+    AutomationCreateIdea,
+    AutomationListQuery,
+    BatchCreateRequest,
+    BatchStatusRequest,
+    CreateIdeaRequest,
+    ListIdeasQuery,
+    MergeRequest,
+    PageQuery,
+    RoadmapAssignRequest,
+    SimilarQuery,
+    SimilarRequest,
+    UpdateIdeaRequest,
+    VoteRequest,
+)
 from .embedding import idea_text
 from .render import fragment
 from .settings import SETTINGS
@@ -25,19 +36,29 @@ from .state import ensure_workspace
 
 
 def new_idea(body: CreateIdeaRequest) -> store.NewIdea:
-    return store.NewIdea(title=body.title, summary=body.summary, source=body.source,
-                         category=body.category, url=body.url,
-                         url_key=automation.normalize_url(body.url) if body.url else None)
+    return store.NewIdea(
+        title=body.title,
+        summary=body.summary,
+        source=body.source,
+        category=body.category,
+        url=body.url,
+        url_key=automation.normalize_url(body.url) if body.url else None,
+    )
 
 
 async def list_ideas(request: web.Request) -> web.Response:
     who, q = caller(request), parse_query(request, ListIdeasQuery)
     async with db.cursor(request.app[PG_POOL]) as cur:
         ideas, cursor, more = await listing.list_page(
-            cur, request.app[SETTINGS].cursor_secrets, who.workspace_id, q)
+            cur, request.app[SETTINGS].cursor_secrets, who.workspace_id, q
+        )
         total = await listing.total(cur, who.workspace_id, q)
-    return json_response({"data": [fragment(i) for i in ideas],
-                          "pagination": page_info(q.limit, more, cursor, total)})
+    return json_response(
+        {
+            "data": [fragment(i) for i in ideas],
+            "pagination": page_info(q.limit, more, cursor, total),
+        }
+    )
 
 
 async def create_idea(request: web.Request) -> web.Response:
@@ -118,8 +139,11 @@ async def similar_to_idea(request: web.Request) -> web.Response:
     index = _similar(request)
     async with db.cursor(request.app[PG_POOL]) as cur:
         vector = await index.idea_vector(cur, who.workspace_id, idea_id)
-        return data_response(await index.search(cur, who.workspace_id, vector, q.limit,
-                                                q.min_similarity, exclude=idea_id))
+        return data_response(
+            await index.search(
+                cur, who.workspace_id, vector, q.limit, q.min_similarity, exclude=idea_id
+            )
+        )
 
 
 async def similar_ideas(request: web.Request) -> web.Response:
@@ -127,8 +151,9 @@ async def similar_ideas(request: web.Request) -> web.Response:
     index = _similar(request)
     vector = (await index.embed([idea_text(body.title, body.summary)]))[0]
     async with db.cursor(request.app[PG_POOL]) as cur:
-        return data_response(await index.search(cur, who.workspace_id, vector, body.limit,
-                                                body.minSimilarity))
+        return data_response(
+            await index.search(cur, who.workspace_id, vector, body.limit, body.minSimilarity)
+        )
 
 
 async def get_votes(request: web.Request) -> web.Response:
@@ -142,10 +167,17 @@ async def _paged(request: web.Request, name: str) -> web.Response:
     q = parse_query(request, PageQuery)
     async with db.cursor(request.app[PG_POOL]) as cur:
         rows, cursor, more = await subresources.paged_list(
-            cur, name, request.app[SETTINGS].cursor_secrets, who.workspace_id, idea_id,
-            q.limit, q.cursor)
-    return json_response({"data": [fragment(r) for r in rows],
-                          "pagination": page_info(q.limit, more, cursor)})
+            cur,
+            name,
+            request.app[SETTINGS].cursor_secrets,
+            who.workspace_id,
+            idea_id,
+            q.limit,
+            q.cursor,
+        )
+    return json_response(
+        {"data": [fragment(r) for r in rows], "pagination": page_info(q.limit, more, cursor)}
+    )
 
 
 async def list_signals(request: web.Request) -> web.Response:
@@ -238,5 +270,6 @@ async def automation_create_idea(request: web.Request) -> web.Response:
     if idea is None:
         return json_response({"status": "skipped", "reason": "Duplicate idea", "id": None})
     parsed = orjson.loads(idea)
-    return json_response({"id": parsed["id"], "title": parsed["title"], "status": "created"},
-                         status=201)
+    return json_response(
+        {"id": parsed["id"], "title": parsed["title"], "status": "created"}, status=201
+    )

@@ -72,20 +72,30 @@ async def members(cur: aiopg.Cursor, who: Caller) -> list[str]:
 
 
 async def info(cur: aiopg.Cursor, who: Caller) -> dict[str, Any]:
-    rows = await db.fetchall(cur, "SELECT status, n FROM ideas.status_counts"
-                                  " WHERE workspace_id = %s", (who.workspace_id,))
+    rows = await db.fetchall(
+        cur,
+        "SELECT status, n FROM ideas.status_counts WHERE workspace_id = %s",
+        (who.workspace_id,),
+    )
     counts = {r["status"]: r["n"] for r in rows}
     now = datetime.now(timezone.utc)
     month = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
     this_month = await db.fetchval(
-        cur, "SELECT count(*) FROM ideas.ideas WHERE workspace_id = %s AND created_at >= %s"
-             " AND status <> 'deleted'", (who.workspace_id, month))
+        cur,
+        "SELECT count(*) FROM ideas.ideas WHERE workspace_id = %s AND created_at >= %s"
+        " AND status <> 'deleted'",
+        (who.workspace_id, month),
+    )
     return {
-        "id": who.workspace_id, "name": who.workspace_name, "shortCode": None, "plan": who.plan,
+        "id": who.workspace_id,
+        "name": who.workspace_name,
+        "shortCode": None,
+        "plan": who.plan,
         "ideasTotal": sum(n for s, n in counts.items() if s != "deleted"),
         "ideasThisMonth": this_month,
         "activeIdeas": sum(n for s, n in counts.items() if s not in INACTIVE_STATUSES),
-        "defaultDestination": None, "inboxMode": who.inbox_mode,
-        "publicSubmissionEnabled": False, "slug": None,
+        "defaultDestination": None,
+        "inboxMode": who.inbox_mode,
+        "publicSubmissionEnabled": False,
+        "slug": None,
     }
-

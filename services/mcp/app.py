@@ -56,8 +56,11 @@ async def _sessions(app: web.Application) -> AsyncIterator[None]:
 async def json_only(request: web.Request, handler: Handler) -> web.StreamResponse:
     """A POST that is not JSON is refused in the API's error envelope, before the transport
     (which would answer it in plain text)."""
-    if request.method == "POST" and request.path == MCP_PATH and \
-            request.content_type != "application/json":
+    if (
+        request.method == "POST"
+        and request.path == MCP_PATH
+        and request.content_type != "application/json"
+    ):
         raise ValidationFailed("Content-Type must be application/json", field="Content-Type")
     return await handler(request)
 
@@ -69,8 +72,11 @@ def create_mcp_app(settings: McpSettings) -> web.Application:
     # checks guard unauthenticated local servers; this one is reached only through the
     # gateway, which requires an API key.
     manager = StreamableHTTPSessionManager(
-        app=tools.server, json_response=True, stateless=True,
-        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+        app=tools.server,
+        json_response=True,
+        stateless=True,
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
     app[TOOLS], app[MANAGER] = tools, manager
     app.cleanup_ctx.append(http_context)
     app.cleanup_ctx.append(_sessions)

@@ -55,9 +55,12 @@ class CatalogueTool:
 
     def definition(self) -> types.Tool:
         output = untitled(TypeAdapter(self.output).json_schema(mode="serialization"))
-        return types.Tool(name=self.name, description=self.tool.description,
-                          input_schema=untitled(self.inputs.model_json_schema()),
-                          output_schema=output)
+        return types.Tool(
+            name=self.name,
+            description=self.tool.description,
+            input_schema=untitled(self.inputs.model_json_schema()),
+            output_schema=output,
+        )
 
     def call(self, arguments: Mapping[str, Any], ideas: Mapping[str, uuid.UUID]) -> ToolCall:
         """The REST call for validated `arguments`; `ideas` holds the resolved idea inputs."""
@@ -65,8 +68,11 @@ class CatalogueTool:
         path = self.route.path
         if t.path_input is not None:
             path = path.replace("{id}", str(ideas[t.path_input]))
-        values = {t.rename.get(k, k): (str(ideas[k]) if k in ideas else v)
-                  for k, v in arguments.items() if k != t.path_input}
+        values = {
+            t.rename.get(k, k): (str(ideas[k]) if k in ideas else v)
+            for k, v in arguments.items()
+            if k != t.path_input
+        }
         if t.limit is not None and "limit" in t.inputs:
             values.setdefault("limit", t.limit[0])
         if self.route.method == "GET":
@@ -91,7 +97,7 @@ class CatalogueTool:
         name = inverse.get(head) or (None if head in self.tool.rename else head)
         if not name or name not in self.inputs.model_fields or name == self.tool.path_input:
             return None
-        return name + (field or "")[len(head):]
+        return name + (field or "")[len(head) :]
 
 
 def _query_value(value: Any) -> str:
@@ -104,9 +110,11 @@ def untitled(node: Any, properties: bool = False) -> Any:
     """A JSON schema without pydantic's generated `title`s (the descriptions say what things are)
     and without `default: null` (an omitted input is left as it is, whatever its type)."""
     if isinstance(node, dict):
-        return {k: untitled(v, k in ("properties", "$defs") and not properties)
-                for k, v in node.items()
-                if properties or not (k == "title" or (k == "default" and v is None))}
+        return {
+            k: untitled(v, k in ("properties", "$defs") and not properties)
+            for k, v in node.items()
+            if properties or not (k == "title" or (k == "default" and v is None))
+        }
     if isinstance(node, list):
         return [untitled(v) for v in node]
     return node
@@ -127,8 +135,10 @@ def input_model(tool: Tool, route: Route) -> type[BaseModel]:
             fields[name] = (IdeaRef, Field(description=doc))
             continue
         if name == "limit" and tool.limit is not None:
-            fields[name] = (int, Field(default=tool.limit[0], ge=1, le=tool.limit[1],
-                                       description=doc))
+            fields[name] = (
+                int,
+                Field(default=tool.limit[0], ge=1, le=tool.limit[1], description=doc),
+            )
             continue
         assert source is not None, f"{tool.name}: {route.operation_id} takes no {name}"
         info = copy.copy(source.model_fields[tool.rename.get(name, name)])
@@ -147,8 +157,10 @@ def output_type(tool: Tool, route: Route) -> Any:
         return data
     fields: dict[str, Any] = {tool.key: (data, ...)}
     if tool.page:
-        fields["nextCursor"] = (str | None, Field(description="Pass it back as `cursor` for the "
-                                                              "next page; null on the last."))
+        fields["nextCursor"] = (
+            str | None,
+            Field(description="Pass it back as `cursor` for the next page; null on the last."),
+        )
         fields["total"] = (int, Field(description="Every record matching the inputs."))
     config = ConfigDict(extra="forbid")
     return create_model(f"{_camel(tool.name)}Result", __config__=config, **fields)
@@ -161,8 +173,9 @@ def build(routes: Iterable[Route]) -> dict[str, CatalogueTool]:
         if route.tool is None:
             continue
         assert route.tool.name not in out, f"tool {route.tool.name} declared twice"
-        out[route.tool.name] = CatalogueTool(route.tool, route, input_model(route.tool, route),
-                                             output_type(route.tool, route))
+        out[route.tool.name] = CatalogueTool(
+            route.tool, route, input_model(route.tool, route), output_type(route.tool, route)
+        )
     return out
 
 

@@ -42,12 +42,20 @@ class Services:
     def __init__(self, peers: Peers) -> None:
         self.peers = peers
 
-    async def call(self, who: Caller, service: str, method: str, path: str, *,
-                   query: Mapping[str, str] | None = None,
-                   body: Any = None) -> tuple[int, Any]:
+    async def call(
+        self,
+        who: Caller,
+        service: str,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str] | None = None,
+        body: Any = None,
+    ) -> tuple[int, Any]:
         """Status and parsed JSON answer of one call, made as `who`."""
-        status, raw = await self.peers.call(who, service, method, path, query=query, json=body,
-                                            timeout=TIMEOUT)
+        status, raw = await self.peers.call(
+            who, service, method, path, query=query, json=body, timeout=TIMEOUT
+        )
         try:
             return status, orjson.loads(raw)
         except orjson.JSONDecodeError as err:
@@ -59,15 +67,17 @@ def _caller(ctx: ServerRequestContext[Any, Any]) -> Caller:
     headers = request.headers if request is not None else {}
     who = caller_from_headers(headers, headers.get(H_REQUEST_ID, "") or uuid.uuid4().hex)
     if who is None:  # the internal-token middleware let the request in: the gateway sent it
-        raise MCPError(types.INVALID_REQUEST, str(Unauthorized("Calls must come through the "
-                                                               "gateway")))
+        raise MCPError(
+            types.INVALID_REQUEST, str(Unauthorized("Calls must come through the gateway"))
+        )
     return who
 
 
 def _result(content: Any, error: bool = False) -> types.CallToolResult:
     text = dumps(content).decode()
-    return types.CallToolResult(content=[types.TextContent(text=text)],
-                                structured_content=content, is_error=error)
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)], structured_content=content, is_error=error
+    )
 
 
 def _error(err: ApiError) -> types.CallToolResult:
@@ -92,21 +102,26 @@ class ToolServer:
         self.tools = tools
         self.services = services
         self._definitions = {name: t.definition() for name, t in tools.items()}
-        self.server: Server[Any] = Server("idea-management", version="1.1.0",
-                                          instructions=INSTRUCTIONS,
-                                          on_list_tools=self.list_tools,
-                                          on_call_tool=self.call_tool)
+        self.server: Server[Any] = Server(
+            "idea-management",
+            version="1.1.0",
+            instructions=INSTRUCTIONS,
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+        )
 
     def _allowed(self, who: Caller) -> list[str]:
         return [n for n, t in self.tools.items() if t.allowed(who.scopes, who.plan)]
 
-    async def list_tools(self, ctx: ServerRequestContext[Any, Any],
-                         params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         who = _caller(ctx)
         return types.ListToolsResult(tools=[self._definitions[n] for n in self._allowed(who)])
 
-    async def call_tool(self, ctx: ServerRequestContext[Any, Any],
-                        params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         who = _caller(ctx)
         tool = self.tools.get(params.name)
         if tool is None or not tool.allowed(who.scopes, who.plan):
@@ -117,18 +132,23 @@ class ToolServer:
         except ApiError as err:
             return _error(err)
 
-    async def _call(self, who: Caller, tool: CatalogueTool,
-                    arguments: dict[str, Any]) -> types.CallToolResult:
+    async def _call(
+        self, who: Caller, tool: CatalogueTool, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
         assert self.services is not None
         try:
             tool.inputs.model_validate_json(dumps(arguments), strict=True)
         except ValidationError as err:
             raise validation_failure(err) from err
-        ideas = {name: await self._idea_id(who, name, arguments[name])
-                 for name in tool.tool.idea_inputs if name in arguments}
+        ideas = {
+            name: await self._idea_id(who, name, arguments[name])
+            for name in tool.tool.idea_inputs
+            if name in arguments
+        }
         call = tool.call(arguments, ideas)
-        status, answer = await self.services.call(who, tool.route.service, call.method,
-                                                  call.path, query=call.query, body=call.body)
+        status, answer = await self.services.call(
+            who, tool.route.service, call.method, call.path, query=call.query, body=call.body
+        )
         log.info("tool_call", tool=tool.name, status=status)
         if 200 <= status < 300:
             return _result(tool.result(answer))
@@ -143,8 +163,9 @@ class ToolServer:
         if isinstance(ref, uuid.UUID):
             return ref
         if ref is not None:
-            status, answer = await self.services.call(who, "ideas", "GET",
-                                                      f"/internal/ideas/number/{ref}")
+            status, answer = await self.services.call(
+                who, "ideas", "GET", f"/internal/ideas/number/{ref}"
+            )
             if status == 200:
                 return uuid.UUID(answer["data"]["id"])
             if status != 404:
@@ -156,4 +177,5 @@ INSTRUCTIONS = (
     "Tools over one workspace of an idea management service: product ideas with votes, RICE "
     "scores, statuses and decisions, the customers who asked for them and their revenue, the "
     "roadmap stages, and analytics. Ideas are named by their uuid or their IDEA-<n> id. The "
-    "tools listed are those the API key's scopes and plan allow.")
+    "tools listed are those the API key's scopes and plan allow."
+)

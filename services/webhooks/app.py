@@ -9,8 +9,14 @@ import aiopg
 from aiohttp import web
 
 from libs.common.retention import Sweep, retention_context
-from libs.common.web import (PG_POOL, broker_context, create_app, mount_routes, pg_context,
-                             relay_context)
+from libs.common.web import (
+    PG_POOL,
+    broker_context,
+    create_app,
+    mount_routes,
+    pg_context,
+    relay_context,
+)
 
 from . import views
 from libs.api.webhooks.routes import ROUTES
@@ -37,16 +43,21 @@ RETENTION = (
 # The dispatcher's own small pool, whose commits do not wait for the WAL flush: a lease or an
 # outcome lost with a PostgreSQL crash only means that attempt is made again (at least once),
 # while the delivery rows themselves (written by the consumer before the ack) stay durable.
-dispatch_pool_context = pg_context(key=DISPATCH_POOL, role="dispatch", size=(1, 3),
-                                   options=("-c synchronous_commit=off",))
+dispatch_pool_context = pg_context(
+    key=DISPATCH_POOL, role="dispatch", size=(1, 3), options=("-c synchronous_commit=off",)
+)
 
 
 async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
     """The dispatcher's tasks and its own delivery session, over its own pool."""
     s = app[SETTINGS]
     session = delivery_session(s)
-    dispatcher = Dispatcher(app[DISPATCH_POOL], s, Sender(session, s),
-                            on_subscriptions_changed=app[FANOUT].cache.invalidate)
+    dispatcher = Dispatcher(
+        app[DISPATCH_POOL],
+        s,
+        Sender(session, s),
+        on_subscriptions_changed=app[FANOUT].cache.invalidate,
+    )
     app[DISPATCHER] = dispatcher
     app[SENDER] = dispatcher.sender
     tasks = [asyncio.create_task(dispatcher.run()), asyncio.create_task(dispatcher.flush_forever())]
@@ -62,8 +73,15 @@ def create_webhooks_app(settings: WebhooksSettings) -> web.Application:
     # The consumer hands first attempts to this replica's dispatcher once it runs.
     fanout = Fanout(settings, lambda: app.get(DISPATCHER))
     app[FANOUT] = fanout
-    app.cleanup_ctx.append(broker_context(QUEUES, consumers={"webhooks": fanout}, schema="webhooks",
-                                          prefetch=PREFETCH, consumer_cls=BatchConsumer))
+    app.cleanup_ctx.append(
+        broker_context(
+            QUEUES,
+            consumers={"webhooks": fanout},
+            schema="webhooks",
+            prefetch=PREFETCH,
+            consumer_cls=BatchConsumer,
+        )
+    )
     app.cleanup_ctx.append(relay_context("webhooks"))
     app.cleanup_ctx.append(dispatch_pool_context)
     app.cleanup_ctx.append(dispatcher_context)

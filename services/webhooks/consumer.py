@@ -65,7 +65,7 @@ class BatchConsumer(Consumer):
             self._kick.clear()
             while self._waiting and not self._stopping:
                 batch = self._waiting[:BATCH]
-                del self._waiting[:len(batch)]
+                del self._waiting[: len(batch)]
                 try:
                     await self._apply(batch)
                 except asyncio.CancelledError:
@@ -91,8 +91,11 @@ class BatchConsumer(Consumer):
                 await message.ack()
             except Exception as err:  # channel gone: redelivered, then skipped as processed
                 log.warning("ack_failed", event_id=str(message.message_id), error=repr(err))
-        log.info("events_consumed", events=len(batch),
-                 duration_ms=round((asyncio.get_running_loop().time() - started) * 1000, 2))
+        log.info(
+            "events_consumed",
+            events=len(batch),
+            duration_ms=round((asyncio.get_running_loop().time() - started) * 1000, 2),
+        )
 
     async def _in_one_transaction(self, events: list[dict[str, Any]]) -> None:
         handoff = Handoff(None)
@@ -101,7 +104,8 @@ class BatchConsumer(Consumer):
                 await cur.execute(
                     f"INSERT INTO {self.schema}.processed_events (consumer, event_id)"
                     " SELECT %s, unnest(%s::uuid[]) ON CONFLICT DO NOTHING RETURNING event_id",
-                    (self.consumer, list({e["id"] for e in events})))
+                    (self.consumer, list({e["id"] for e in events})),
+                )
                 fresh = {str(r[0]) for r in await cur.fetchall()}
                 todo = list({e["id"]: e for e in events if e["id"] in fresh}.values())
                 if todo:

@@ -38,20 +38,24 @@ from .subscriptions import CHANGED_CHANNEL
 log = structlog.get_logger("dispatcher")
 
 POLL_S = 0.25
-GATHER_S = 0.002       # after a slot frees, wait this long for others before claiming
+GATHER_S = 0.002  # after a slot frees, wait this long for others before claiming
 FLUSH_GATHER_S = 0.02  # outcomes wait this long for others: one statement for all
 CLAIM_BATCH = 100
 FLUSH_BATCH = 500
-JITTER = 0.1           # a retry waits up to this fraction longer than the schedule says
+JITTER = 0.1  # a retry waits up to this fraction longer than the schedule says
 RETRY_AFTER_CAP_S = 3600.0
 
 ATTEMPTS = Counter("ims_webhook_attempts_total", "Webhook delivery attempts", ["outcome"])
-ATTEMPT_SECONDS = Histogram("ims_webhook_attempt_duration_seconds", "Webhook attempt duration",
-                            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
+ATTEMPT_SECONDS = Histogram(
+    "ims_webhook_attempt_duration_seconds",
+    "Webhook attempt duration",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
 
 
-def retry_delay(planned_s: float, asked_s: float | None,
-                rand: Callable[[], float] = random.random) -> float:
+def retry_delay(
+    planned_s: float, asked_s: float | None, rand: Callable[[], float] = random.random
+) -> float:
     """Seconds before the next attempt: the schedule's wait plus up to JITTER of it, so that
     deliveries that failed together are not retried in lockstep; or what a Retry-After asked,
     when later than that (at most RETRY_AFTER_CAP_S, so a receiver cannot park a delivery)."""
@@ -61,18 +65,27 @@ def retry_delay(planned_s: float, asked_s: float | None,
 
 
 class Dispatcher:
-    def __init__(self, pool: aiopg.Pool, settings: WebhooksSettings, sender: Sender,
-                 on_subscriptions_changed: Callable[[str | None], None] = lambda _: None) -> None:
+    def __init__(
+        self,
+        pool: aiopg.Pool,
+        settings: WebhooksSettings,
+        sender: Sender,
+        on_subscriptions_changed: Callable[[str | None], None] = lambda _: None,
+    ) -> None:
         self.pool, self.settings, self.sender = pool, settings, sender
         self.on_subscriptions_changed = on_subscriptions_changed
         self.schedule = settings.webhook_retry_schedule
         self.lease_s = settings.webhook_timeout_s + LEASE_MARGIN_S
-        self.hosts = Hosts(settings.webhook_per_host_concurrency, self.lease_s,
-                           settings.webhook_timeout_s, settings.webhook_per_workspace_concurrency)
+        self.hosts = Hosts(
+            settings.webhook_per_host_concurrency,
+            self.lease_s,
+            settings.webhook_timeout_s,
+            settings.webhook_per_workspace_concurrency,
+        )
         self.running: dict[asyncio.Task[None], Claimed] = {}
-        self.reserved = 0      # handed over by the consumer, not started yet
+        self.reserved = 0  # handed over by the consumer, not started yet
         self.closing = False
-        self.more_due = True   # due rows may be waiting, for any host
+        self.more_due = True  # due rows may be waiting, for any host
         self.short_hosts: set[str] = set()  # hosts whose due rows may wait for a slot here
         self.short_workspaces: set[str] = set()  # likewise, workspaces
         self.outcomes: list[Outcome] = []
@@ -88,8 +101,12 @@ class Dispatcher:
     def reserve(self, host: str, workspace: str) -> bool:
         """Take a slot for an attempt the consumer is about to write leased."""
         s = self.settings
-        if (self.closing or len(self.running) + self.reserved >= s.webhook_concurrency
-                or not self.hosts.has_slot(host) or self.hosts.workspace_full(workspace)):
+        if (
+            self.closing
+            or len(self.running) + self.reserved >= s.webhook_concurrency
+            or not self.hosts.has_slot(host)
+            or self.hosts.workspace_full(workspace)
+        ):
             return False
         self.hosts.take(host)
         self.hosts.hold(workspace)
@@ -172,8 +189,13 @@ class Dispatcher:
                     self.wake.set()
 
     async def claim_once(self) -> int:
-        n = min(CLAIM_BATCH, self.settings.webhook_concurrency - len(self.running)
-                - self.reserved - self.hosts.n_waiting)
+        n = min(
+            CLAIM_BATCH,
+            self.settings.webhook_concurrency
+            - len(self.running)
+            - self.reserved
+            - self.hosts.n_waiting,
+        )
         if n <= 0 or self.closing or not (self.more_due or self.slot_freed):
             return 0
         self.slot_freed = False
@@ -181,8 +203,15 @@ class Dispatcher:
         free_ws = self.hosts.workspaces_wanted()
         s = self.settings
         async with db.cursor(self.pool) as cur:  # one statement: its own transaction
-            jobs = await store.claim(cur, n, free, s.webhook_per_host_concurrency, free_ws,
-                                     s.webhook_per_workspace_concurrency, self.lease_s)
+            jobs = await store.claim(
+                cur,
+                n,
+                free,
+                s.webhook_per_host_concurrency,
+                free_ws,
+                s.webhook_per_workspace_concurrency,
+                self.lease_s,
+            )
         self.more_due = len(jobs) >= n
         self.short_hosts = self._cut_short(free, jobs)
         self.short_workspaces = {w for w, f in free_ws.items() if f <= 0}
@@ -202,8 +231,9 @@ class Dispatcher:
         for job in jobs:
             taken[job.target_host] += 1
         share = self.settings.webhook_per_host_concurrency
-        return ({h for h, f in free.items() if f <= taken[h]}
-                | {h for h, k in taken.items() if h not in free and k >= share})
+        return {h for h, f in free.items() if f <= taken[h]} | {
+            h for h, k in taken.items() if h not in free and k >= share
+        }
 
     def subscriptions_changed(self, workspace_id: str | None) -> None:
         self.changed_at[workspace_id or ""] = time.monotonic()
@@ -233,16 +263,28 @@ class Dispatcher:
             except Exception as err:  # send() answers whatever happens; this is the backstop
                 raise_if_cancelled(err)
                 log.warning("attempt_error", delivery_id=str(job.id), error=repr(err))
-                answer = Answer(False, None, f"attempt failed: {type(err).__name__}", 0,
-                                int(time.time()), None, time.time())
+                answer = Answer(
+                    False,
+                    None,
+                    f"attempt failed: {type(err).__name__}",
+                    0,
+                    int(time.time()),
+                    None,
+                    time.time(),
+                )
             self.hosts.observe(job.target_host, answer.duration_ms / 1000)
             self.outcomes.append(self._judge(job, answer))
             self.flush_wake.set()
             ATTEMPTS.labels("delivered" if answer.ok else "failed").inc()
             ATTEMPT_SECONDS.observe(answer.duration_ms / 1000)
             if not answer.ok:
-                log.info("attempt_failed", delivery_id=str(job.id), attempt=job.attempt_count + 1,
-                         status_code=answer.status_code, error=answer.error)
+                log.info(
+                    "attempt_failed",
+                    delivery_id=str(job.id),
+                    attempt=job.attempt_count + 1,
+                    status_code=answer.status_code,
+                    error=answer.error,
+                )
         finally:
             self.hosts.give_back(job.target_host)
             self.hosts.let_go(job.workspace_id)
@@ -250,8 +292,11 @@ class Dispatcher:
             after = None if self.closing else self.hosts.next_waiting(job.target_host)
             if after is not None:
                 self._run(after)
-            if (self.more_due or job.target_host in self.short_hosts
-                    or job.workspace_id in self.short_workspaces):
+            if (
+                self.more_due
+                or job.target_host in self.short_hosts
+                or job.workspace_id in self.short_workspaces
+            ):
                 self.slot_freed = True  # a slot rows may wait for is free: claim more
                 self.wake.set()
 
@@ -265,9 +310,19 @@ class Dispatcher:
             status = "failed"
         else:
             status, retry_in = "pending", self.retry_in(attempt, answer.retry_after_s)
-        return Outcome(job.id, job.subscription_id, job.lease, status, answer.status_code,
-                       answer.error, answer.duration_ms, answer.signed_at, retry_in, gone,
-                       answer.started_at)
+        return Outcome(
+            job.id,
+            job.subscription_id,
+            job.lease,
+            status,
+            answer.status_code,
+            answer.error,
+            answer.duration_ms,
+            answer.signed_at,
+            retry_in,
+            gone,
+            answer.started_at,
+        )
 
     def retry_in(self, attempt: int, asked_s: float | None) -> float:
         return retry_delay(self.schedule[attempt], asked_s)
@@ -301,12 +356,13 @@ class Dispatcher:
                 gone = sorted({o.subscription_id for o in mine if o.gone})
                 failed = sorted({o.subscription_id for o in mine if o.status == "failed"})
                 if gone or failed:
-                    off = await store.deactivate(cur, gone, failed,
-                                                 self.settings.webhook_disable_after_s)
+                    off = await store.deactivate(
+                        cur, gone, failed, self.settings.webhook_disable_after_s
+                    )
                     if off:
                         log.info("subscriptions_deactivated", ids=[str(i) for i in off])
                         self.subscriptions_changed(None)
-        del self.outcomes[:len(batch)]
+        del self.outcomes[: len(batch)]
 
     async def stop_tasks(self, tasks: list[asyncio.Task[None]]) -> None:
         """End the claim loop and the writer. Their loops also end on `closing`, because a
@@ -325,8 +381,9 @@ class Dispatcher:
         while self.reserved and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.01)  # reserved attempts start (or not) as their batch ends
         if self.running:
-            await asyncio.wait(list(self.running),
-                               timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
+            await asyncio.wait(
+                list(self.running), timeout=max(0.0, deadline - asyncio.get_running_loop().time())
+            )
         unfinished = list(self.running.values()) + self.hosts.all_waiting()
         for task in list(self.running):
             task.cancel()
@@ -340,5 +397,3 @@ class Dispatcher:
                     await store.release(cur, list({j.lease for j in unfinished}))
         except Exception as err:  # leases expire on their own; nothing is lost
             log.warning("shutdown_record_failed", error=repr(err))
-
-

@@ -71,9 +71,17 @@ class TargetCache:
         if hit is not None and hit[0] > now:
             return hit[1]
         gen = self._gen
-        targets = [Target(r["id"], r["kind"], r["target_url"], host_key(r["target_url"]),
-                          r["secret"], frozenset(r["events"]))
-                   for r in await subs.active_targets(cur, workspace_id)]
+        targets = [
+            Target(
+                r["id"],
+                r["kind"],
+                r["target_url"],
+                host_key(r["target_url"]),
+                r["secret"],
+                frozenset(r["events"]),
+            )
+            for r in await subs.active_targets(cur, workspace_id)
+        ]
         if gen == self._gen:
             if len(self._entries) >= self.MAX_ENTRIES:
                 self._entries.clear()
@@ -99,9 +107,19 @@ class Handoff:
     def reserve(self, row: NewDelivery, target: Target) -> bool:
         if self.dispatcher is None or not self.dispatcher.reserve(target.host, row.workspace_id):
             return False
-        self.jobs[row.id] = Claimed(row.id, row.workspace_id, target.id, target.kind,
-                                    row.event_type, target.target_url, target.host,
-                                    Secrets(target.secret), row.body, 0, self.lease)
+        self.jobs[row.id] = Claimed(
+            row.id,
+            row.workspace_id,
+            target.id,
+            target.kind,
+            row.event_type,
+            target.target_url,
+            target.host,
+            Secrets(target.secret),
+            row.body,
+            0,
+            self.lease,
+        )
         return True
 
     def keep_only(self, inserted: dict[uuid.UUID, tuple[str, Secrets]]) -> None:
@@ -132,8 +150,9 @@ class Handoff:
 class Fanout:
     """The `webhooks` consumer's handler: each (event, matching active subscription) is a row."""
 
-    def __init__(self, settings: WebhooksSettings,
-                 dispatcher: Callable[[], Dispatcher | None]) -> None:
+    def __init__(
+        self, settings: WebhooksSettings, dispatcher: Callable[[], Dispatcher | None]
+    ) -> None:
         self.settings, self.dispatcher = settings, dispatcher
         self.first_delay_s = settings.webhook_retry_schedule[0]
         self.lease_s = settings.webhook_timeout_s + store.LEASE_MARGIN_S
@@ -143,8 +162,9 @@ class Fanout:
         """One event (the one-at-a-time path): its rows wait for a dispatcher's claim."""
         await self.batch(cur, [event], hand_over=False)
 
-    async def batch(self, cur: aiopg.Cursor, events: list[dict[str, Any]],
-                    hand_over: bool = True) -> Handoff:
+    async def batch(
+        self, cur: aiopg.Cursor, events: list[dict[str, Any]], hand_over: bool = True
+    ) -> Handoff:
         """Write the rows of `events`; the caller starts the handoff after its commit (or
         cancels it)."""
         now = hand_over and self.first_delay_s <= 0
@@ -154,9 +174,14 @@ class Fanout:
             for event in events:
                 rows += await self._rows(cur, event, handoff)
             if rows:
-                inserted = await store.insert_deliveries(cur, rows, self.first_delay_s,
-                                                         handoff.lease, self.lease_s,
-                                                         self._to_wake(rows, handoff))
+                inserted = await store.insert_deliveries(
+                    cur,
+                    rows,
+                    self.first_delay_s,
+                    handoff.lease,
+                    self.lease_s,
+                    self._to_wake(rows, handoff),
+                )
                 handoff.keep_only(inserted)
         except BaseException:
             handoff.cancel()
@@ -172,8 +197,9 @@ class Fanout:
         d = handoff.dispatcher
         return [h for h in hosts if d is None or d.worth_a_notify(h)]
 
-    async def _rows(self, cur: aiopg.Cursor, event: dict[str, Any],
-                    handoff: Handoff) -> list[NewDelivery]:
+    async def _rows(
+        self, cur: aiopg.Cursor, event: dict[str, Any], handoff: Handoff
+    ) -> list[NewDelivery]:
         event_type = str(event.get("type"))
         workspace_id = str(event.get("workspaceId"))
         targets = [t for t in await self.cache.get(cur, workspace_id) if t.wants(event_type)]
@@ -189,9 +215,15 @@ class Fanout:
         rows = []
         for t in targets:
             is_hook = t.kind == subs.AUTOMATION
-            row = NewDelivery(uuid.uuid4(), str(event["id"]), workspace_id, t.id,
-                              subs.NEW_IDEA if is_hook else event_type, t.host,
-                              hook_body if is_hook else main_body,
-                              occurred_at=occurred_at)
+            row = NewDelivery(
+                uuid.uuid4(),
+                str(event["id"]),
+                workspace_id,
+                t.id,
+                subs.NEW_IDEA if is_hook else event_type,
+                t.host,
+                hook_body if is_hook else main_body,
+                occurred_at=occurred_at,
+            )
             rows.append(row.leased_copy() if handoff.reserve(row, t) else row)
         return rows

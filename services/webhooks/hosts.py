@@ -18,15 +18,14 @@ from collections import defaultdict, deque
 
 from .store import Claimed
 
-FAST_S = 0.5          # a host whose attempts take less than this (on average) gets a buffer
-BUFFER_SHARES = 3     # of `per_host` each: how many claimed attempts of a fast host may wait
+FAST_S = 0.5  # a host whose attempts take less than this (on average) gets a buffer
+BUFFER_SHARES = 3  # of `per_host` each: how many claimed attempts of a fast host may wait
 LEASE_SAFETY_S = 2.0  # a waiting attempt starts only with this much of its lease to spare
 MAX_HOSTS = 10_000
 
 
 class Hosts:
-    def __init__(self, per_host: int, lease_s: float, timeout_s: float,
-                 per_workspace: int) -> None:
+    def __init__(self, per_host: int, lease_s: float, timeout_s: float, per_workspace: int) -> None:
         self.per_host = per_host
         self.per_workspace = per_workspace
         self.held: dict[str, int] = defaultdict(int)  # per workspace: running, reserved, waiting
@@ -65,8 +64,9 @@ class Hosts:
     def wanted(self) -> dict[str, int]:
         """Per host with work here: how many more this replica may claim (<= 0: none)."""
         hosts = set(self.inflight) | set(self.waiting)
-        return {h: self._cap(h) - self.inflight.get(h, 0) - len(self.waiting.get(h, ()))
-                for h in hosts}
+        return {
+            h: self._cap(h) - self.inflight.get(h, 0) - len(self.waiting.get(h, ())) for h in hosts
+        }
 
     def fast(self, host: str) -> bool:
         return self.speed.get(host, FAST_S) < FAST_S

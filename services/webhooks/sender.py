@@ -48,7 +48,7 @@ class Answer:
     duration_ms: int
     signed_at: int
     retry_after_s: float | None = None  # what a 429/503 asked for, when it said
-    started_at: float = 0.0             # Unix time the attempt started
+    started_at: float = 0.0  # Unix time the attempt started
 
 
 SECRET_PREFIX = "whsec_"
@@ -67,8 +67,9 @@ def standard_key(secret: str) -> bytes:
 
 
 def sign_standard(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
-    mac = hmac.new(standard_key(secret), f"{msg_id}.{timestamp}.".encode() + body,
-                   hashlib.sha256).digest()
+    mac = hmac.new(
+        standard_key(secret), f"{msg_id}.{timestamp}.".encode() + body, hashlib.sha256
+    ).digest()
     return "v1," + base64.b64encode(mac).decode()
 
 
@@ -83,17 +84,21 @@ def _host_refusal(url: str) -> str | None:
     return None
 
 
-def signed_headers(secrets: Secrets, msg_id: str, event_type: str, body: bytes,
-                   now: float) -> dict[str, str]:
+def signed_headers(
+    secrets: Secrets, msg_id: str, event_type: str, body: bytes, now: float
+) -> dict[str, str]:
     """Every header of an attempt or a ping, signed at `now` with the secrets valid then."""
     timestamp = int(now)
     valid = secrets.valid(now)
     return {
-        "Content-Type": "application/json", "User-Agent": USER_AGENT,
-        "X-Service-Event": event_type, "X-Service-Delivery": msg_id,
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        "X-Service-Event": event_type,
+        "X-Service-Delivery": msg_id,
         "X-Service-Timestamp": str(timestamp),
         "X-Service-Signature": ",".join(sign(s, timestamp, body) for s in valid),
-        "webhook-id": msg_id, "webhook-timestamp": str(timestamp),
+        "webhook-id": msg_id,
+        "webhook-timestamp": str(timestamp),
         "webhook-signature": " ".join(sign_standard(s, msg_id, timestamp, body) for s in valid),
     }
 
@@ -107,12 +112,20 @@ def delivery_session(settings: WebhooksSettings) -> aiohttp.ClientSession:
     # Names resolve to public addresses only, and every address connected to, resolved or an
     # IP literal (which aiohttp never hands to a resolver), passes the same check again.
     connector = aiohttp.TCPConnector(
-        limit=settings.webhook_concurrency, limit_per_host=settings.webhook_per_host_concurrency,
-        ssl=ctx, resolver=GuardedResolver() if guarded else None,
-        socket_factory=guarded_socket if guarded else None, ttl_dns_cache=10,
-        keepalive_timeout=30)
-    return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
-                                 trust_env=False, auto_decompress=False)
+        limit=settings.webhook_concurrency,
+        limit_per_host=settings.webhook_per_host_concurrency,
+        ssl=ctx,
+        resolver=GuardedResolver() if guarded else None,
+        socket_factory=guarded_socket if guarded else None,
+        ttl_dns_cache=10,
+        keepalive_timeout=30,
+    )
+    return aiohttp.ClientSession(
+        connector=connector,
+        cookie_jar=aiohttp.DummyCookieJar(),
+        trust_env=False,
+        auto_decompress=False,
+    )
 
 
 class Sender:
@@ -147,11 +160,13 @@ class Sender:
         ms = int((time.perf_counter() - started) * 1000)
         return Answer(error is None, code, error, ms, signed_at, wait, now)
 
-    async def _post(self, url: str, body: bytes,
-                    headers: dict[str, str]) -> tuple[int | None, str | None, float | None]:
+    async def _post(
+        self, url: str, body: bytes, headers: dict[str, str]
+    ) -> tuple[int | None, str | None, float | None]:
         try:
-            async with self.session.post(url, data=body, headers=headers, allow_redirects=False,
-                                         timeout=self.timeout) as resp:
+            async with self.session.post(
+                url, data=body, headers=headers, allow_redirects=False, timeout=self.timeout
+            ) as resp:
                 snippet = await resp.content.read(BODY_CAP)
                 if 200 <= resp.status < 300:
                     return resp.status, None, None

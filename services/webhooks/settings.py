@@ -18,7 +18,9 @@ def _schedule(env: dict[str, str]) -> tuple[float, ...]:
     try:
         values = tuple(float(v) for v in raw.split(","))
     except ValueError as err:
-        raise SettingsError(f"WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds: {raw!r}") from err
+        raise SettingsError(
+            f"WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds: {raw!r}"
+        ) from err
     if not values or any(v < 0 for v in values):
         raise SettingsError("WEBHOOK_RETRY_SCHEDULE needs one or more non-negative numbers")
     return values
@@ -51,7 +53,9 @@ class WebhooksSettings(Settings):
             webhook_allow_http=env_bool(e, "WEBHOOK_ALLOW_HTTP", False),
             webhook_concurrency=env_int(e, "WEBHOOK_CONCURRENCY", 200, 1),
             webhook_per_host_concurrency=env_int(e, "WEBHOOK_PER_HOST_CONCURRENCY", 20, 1),
-            webhook_per_workspace_concurrency=env_int(e, "WEBHOOK_PER_WORKSPACE_CONCURRENCY", 50, 1),
+            webhook_per_workspace_concurrency=env_int(
+                e, "WEBHOOK_PER_WORKSPACE_CONCURRENCY", 50, 1
+            ),
         )
 
 

@@ -67,7 +67,7 @@ class Claimed:
     body: bytes
     attempt_count: int
     lease: uuid.UUID
-    schedule_base: int = 0      # attempt_count when the delivery was last redelivered
+    schedule_base: int = 0  # attempt_count when the delivery was last redelivered
     claimed_at: float = field(default_factory=time.monotonic)
 
 
@@ -78,14 +78,14 @@ class Outcome:
     delivery_id: uuid.UUID
     subscription_id: uuid.UUID
     lease: uuid.UUID
-    status: str                 # the delivery's status after this attempt
+    status: str  # the delivery's status after this attempt
     status_code: int | None
     error: str | None
     duration_ms: int
     signed_at: int
-    retry_in_s: float | None    # when still pending
-    gone: bool                  # the receiver answered 410
-    attempted_at: float = 0.0   # Unix time the attempt started
+    retry_in_s: float | None  # when still pending
+    gone: bool  # the receiver answered 410
+    attempted_at: float = 0.0  # Unix time the attempt started
 
 
 _INSERT = """
@@ -118,20 +118,36 @@ FROM ins JOIN webhooks.subscriptions s ON s.id = ins.subscription_id
 """
 
 
-async def insert_deliveries(cur: aiopg.Cursor, rows: list[NewDelivery], first_delay_s: float,
-                            lease: uuid.UUID, lease_s: float,
-                            notify: list[str]) -> dict[uuid.UUID, tuple[str, Secrets]]:
+async def insert_deliveries(
+    cur: aiopg.Cursor,
+    rows: list[NewDelivery],
+    first_delay_s: float,
+    lease: uuid.UUID,
+    lease_s: float,
+    notify: list[str],
+) -> dict[uuid.UUID, tuple[str, Secrets]]:
     """One statement for all rows (a redelivered event adds nothing); the ids written, with
     their subscription's URL and secrets as of this statement. Unleased rows of the `notify`
     hosts NOTIFY the dispatchers at commit."""
-    await cur.execute(_INSERT, {
-        "delay": first_delay_s, "lease_s": lease_s, "lease": lease, "channel": NOTIFY_CHANNEL,
-        "notify": notify,
-        "id": [r.id for r in rows], "ws": [r.workspace_id for r in rows],
-        "sub": [r.subscription_id for r in rows], "event": [r.event_id for r in rows],
-        "etype": [r.event_type for r in rows], "host": [r.target_host for r in rows],
-        "body": [r.body for r in rows], "leased": [r.leased for r in rows],
-        "at": [r.occurred_at for r in rows]})
+    await cur.execute(
+        _INSERT,
+        {
+            "delay": first_delay_s,
+            "lease_s": lease_s,
+            "lease": lease,
+            "channel": NOTIFY_CHANNEL,
+            "notify": notify,
+            "id": [r.id for r in rows],
+            "ws": [r.workspace_id for r in rows],
+            "sub": [r.subscription_id for r in rows],
+            "event": [r.event_id for r in rows],
+            "etype": [r.event_type for r in rows],
+            "host": [r.target_host for r in rows],
+            "body": [r.body for r in rows],
+            "leased": [r.leased for r in rows],
+            "at": [r.occurred_at for r in rows],
+        },
+    )
     return {r[0]: (r[2], Secrets(r[3], r[4], r[5])) for r in await cur.fetchall()}
 
 
@@ -171,20 +187,53 @@ RETURNING d.id, d.workspace_id, d.subscription_id, s.kind, d.event_type, s.targe
 """
 
 
-async def claim(cur: aiopg.Cursor, n: int, free: dict[str, int], per_host: int,
-                free_ws: dict[str, int], per_ws: int, lease_s: float) -> list[Claimed]:
+async def claim(
+    cur: aiopg.Cursor,
+    n: int,
+    free: dict[str, int],
+    per_host: int,
+    free_ws: dict[str, int],
+    per_ws: int,
+    lease_s: float,
+) -> list[Claimed]:
     """Lease up to `n` due deliveries, at most `free[host]` (else `per_host`) per target host
     and `free_ws[workspace]` (else `per_ws`) per workspace, fairly across workspaces."""
     lease = uuid.uuid4()
     busy = [h for h, f in free.items() if f <= 0]
     busy_ws = [w for w, f in free_ws.items() if f <= 0]
-    await cur.execute(_CLAIM, {
-        "busy": busy, "free": orjson.dumps(free).decode(), "per_host": per_host,
-        "busy_ws": busy_ws, "free_ws": orjson.dumps(free_ws).decode(), "per_ws": per_ws,
-        "n": n, "scan": max(n * 4, 200), "lease_s": lease_s, "lease": lease})
+    await cur.execute(
+        _CLAIM,
+        {
+            "busy": busy,
+            "free": orjson.dumps(free).decode(),
+            "per_host": per_host,
+            "busy_ws": busy_ws,
+            "free_ws": orjson.dumps(free_ws).decode(),
+            "per_ws": per_ws,
+            "n": n,
+            "scan": max(n * 4, 200),
+            "lease_s": lease_s,
+            "lease": lease,
+        },
+    )
     rows = await cur.fetchall()
-    return [Claimed(r[0], str(r[1]), r[2], r[3], r[4], r[5], r[6], Secrets(r[7], r[8], r[9]),
-                    bytes(r[10]), r[11], lease, r[12]) for r in rows]
+    return [
+        Claimed(
+            r[0],
+            str(r[1]),
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            r[6],
+            Secrets(r[7], r[8], r[9]),
+            bytes(r[10]),
+            r[11],
+            lease,
+            r[12],
+        )
+        for r in rows
+    ]
 
 
 async def current(cur: aiopg.Cursor, sub_id: uuid.UUID) -> tuple[str, Secrets] | None:
@@ -192,7 +241,9 @@ async def current(cur: aiopg.Cursor, sub_id: uuid.UUID) -> tuple[str, Secrets] |
     await cur.execute(
         "SELECT target_url, secret, previous_secret,"
         " extract(epoch FROM previous_secret_expires_at)::float8"
-        " FROM webhooks.subscriptions WHERE id = %s AND is_active", (sub_id,))
+        " FROM webhooks.subscriptions WHERE id = %s AND is_active",
+        (sub_id,),
+    )
     row = await cur.fetchone()
     return None if row is None else (row[0], Secrets(row[1], row[2], row[3]))
 
@@ -255,39 +306,60 @@ async def record(cur: aiopg.Cursor, outcomes: list[Outcome]) -> set[uuid.UUID]:
     """Write the attempts made under a still-valid lease and their subscriptions' counters,
     in one statement; return the delivery ids written."""
     # One JSON parameter: orjson writes it far faster than psycopg2 adapts ten arrays.
-    batch = orjson.dumps([
-        {"id": x.delivery_id, "sub": x.subscription_id, "lease": x.lease, "status": x.status,
-         "code": x.status_code, "error": x.error, "ms": x.duration_ms, "retry_in": x.retry_in_s,
-         "signed_at": x.signed_at, "started": x.attempted_at, "ord": i}
-        for i, x in enumerate(outcomes)])
+    batch = orjson.dumps(
+        [
+            {
+                "id": x.delivery_id,
+                "sub": x.subscription_id,
+                "lease": x.lease,
+                "status": x.status,
+                "code": x.status_code,
+                "error": x.error,
+                "ms": x.duration_ms,
+                "retry_in": x.retry_in_s,
+                "signed_at": x.signed_at,
+                "started": x.attempted_at,
+                "ord": i,
+            }
+            for i, x in enumerate(outcomes)
+        ]
+    )
     await cur.execute(_RECORD, (batch.decode(),))
     return {r[0] for r in await cur.fetchall()}
 
 
-async def deactivate(cur: aiopg.Cursor, gone: list[uuid.UUID], failed: list[uuid.UUID],
-                     disable_after_s: int) -> list[uuid.UUID]:
+async def deactivate(
+    cur: aiopg.Cursor, gone: list[uuid.UUID], failed: list[uuid.UUID], disable_after_s: int
+) -> list[uuid.UUID]:
     """Apply docs/webhooks.md: 410 deactivates (a hook is removed); so does a failed
     delivery when nothing succeeded for `disable_after_s`. Their pending deliveries end."""
-    await cur.execute("DELETE FROM webhooks.subscriptions WHERE id = ANY(%s) AND kind = 'automation'",
-                      (gone,))
+    await cur.execute(
+        "DELETE FROM webhooks.subscriptions WHERE id = ANY(%s) AND kind = 'automation'", (gone,)
+    )
     rows = await db.fetchall(
-        cur, "UPDATE webhooks.subscriptions SET is_active = false, updated_at = now(),"
-             " deactivated_at = now()"
-             " WHERE is_active AND (id = ANY(%s) OR (id = ANY(%s) AND"
-             "  COALESCE(last_delivered_at, created_at) <= now() - make_interval(secs => %s)))"
-             " RETURNING id", (gone, failed, disable_after_s))
+        cur,
+        "UPDATE webhooks.subscriptions SET is_active = false, updated_at = now(),"
+        " deactivated_at = now()"
+        " WHERE is_active AND (id = ANY(%s) OR (id = ANY(%s) AND"
+        "  COALESCE(last_delivered_at, created_at) <= now() - make_interval(secs => %s)))"
+        " RETURNING id",
+        (gone, failed, disable_after_s),
+    )
     off = [r["id"] for r in rows]
     if off:
         await cur.execute(
             "UPDATE webhooks.deliveries SET status = 'failed', next_attempt_at = NULL,"
             " error = COALESCE(error, 'subscription deactivated')"
-            " WHERE subscription_id = ANY(%s) AND status = 'pending'", (off,))
+            " WHERE subscription_id = ANY(%s) AND status = 'pending'",
+            (off,),
+        )
     return off
 
 
 async def release(cur: aiopg.Cursor, leases: list[uuid.UUID]) -> None:
     """Give back leases whose attempts did not finish (shutdown), so they run again at once."""
-    await cur.execute("UPDATE webhooks.deliveries SET locked_until = NULL, lease = NULL"
-                      " WHERE lease = ANY(%s) AND status = 'pending'", (leases,))
-
-
+    await cur.execute(
+        "UPDATE webhooks.deliveries SET locked_until = NULL, lease = NULL"
+        " WHERE lease = ANY(%s) AND status = 'pending'",
+        (leases,),
+    )

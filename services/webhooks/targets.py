@@ -45,13 +45,24 @@ _NUMERIC_LABEL = re.compile(r"(0[xX][0-9a-fA-F]*|[0-9]+)")
 # blocks are refused even where the registry marks a few addresses inside them globally
 # reachable (the PCP/TURN anycast addresses in 192.0.0.0/24 and 2001::/23): a webhook
 # receiver is never one of them.
-_NOT_PUBLIC = tuple(ipaddress.ip_network(n) for n in (
-    "0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24",
-    "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
-    "2001::/23",        # IETF protocol assignments (Teredo, benchmarking, ORCHID, ...)
-    "2001:db8::/32",    # documentation
-    "3fff::/20",        # documentation (RFC 9637)
-))
+_NOT_PUBLIC = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "0.0.0.0/8",
+        "100.64.0.0/10",
+        "192.0.0.0/24",
+        "192.0.2.0/24",
+        "192.88.99.0/24",
+        "198.18.0.0/15",
+        "198.51.100.0/24",
+        "203.0.113.0/24",
+        "224.0.0.0/4",
+        "240.0.0.0/4",
+        "2001::/23",  # IETF protocol assignments (Teredo, benchmarking, ORCHID, ...)
+        "2001:db8::/32",  # documentation
+        "3fff::/20",  # documentation (RFC 9637)
+    )
+)
 _GLOBAL_UNICAST_V6 = ipaddress.ip_network("2000::/3")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")  # embeds an IPv4 address in its last 32 bits
 
@@ -82,8 +93,14 @@ def is_public(ip: IpAddress) -> bool:
             return False
     if any(ip in net for net in _NOT_PUBLIC if net.version == ip.version):
         return False
-    return ip.is_global and not (ip.is_private or ip.is_loopback or ip.is_link_local
-                                 or ip.is_multicast or ip.is_reserved or ip.is_unspecified)
+    return ip.is_global and not (
+        ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+    )
 
 
 def ip_literal(host: str) -> IpAddress | None:
@@ -143,8 +160,9 @@ def host_key(url: str) -> str:
     return f"{(parts.hostname or '').lower()}:{port}"
 
 
-def check_target_url(url: str, *, field: str, schemes: tuple[str, ...],
-                     allow_private: bool) -> None:
+def check_target_url(
+    url: str, *, field: str, schemes: tuple[str, ...], allow_private: bool
+) -> None:
     """Refuse a subscription URL that could never be delivered to (400 naming `field`)."""
     try:
         parts = urlsplit(url)
@@ -159,8 +177,11 @@ def check_target_url(url: str, *, field: str, schemes: tuple[str, ...],
     try:
         _, ip = target_host(url)
     except ValueError as err:
-        raise ValidationFailed(f"{field}: the host is not a valid DNS name or IP address"
-                               " (written as the HTTP client reads it)", field=field) from err
+        raise ValidationFailed(
+            f"{field}: the host is not a valid DNS name or IP address"
+            " (written as the HTTP client reads it)",
+            field=field,
+        ) from err
     if not allow_private and ip is not None and not is_public(ip):
         raise ValidationFailed(f"{field} points to a private or reserved address", field=field)
 
@@ -179,8 +200,9 @@ class GuardedResolver(AbstractResolver):
     def __init__(self) -> None:
         self._inner = DefaultResolver()
 
-    async def resolve(self, host: str, port: int = 0,
-                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
         infos = await self._inner.resolve(host, port, family)
         allowed = [i for i in infos if is_public(ipaddress.ip_address(i["host"]))]
         if not allowed:

@@ -15,9 +15,13 @@ from libs.common.web import PG_POOL, caller, data_response, json_response
 
 from . import deliveries
 from . import subscriptions as subs
-from libs.api.webhooks.schemas import (AutomationSubscribeRequest, CreateWebhookRequest,
-                                       DeliveryListQuery, RotateSecretRequest,
-                                       UpdateWebhookRequest)
+from libs.api.webhooks.schemas import (
+    AutomationSubscribeRequest,
+    CreateWebhookRequest,
+    DeliveryListQuery,
+    RotateSecretRequest,
+    UpdateWebhookRequest,
+)
 from .sender import Sender
 from .settings import SETTINGS
 from .store import Claimed, Secrets
@@ -43,18 +47,24 @@ async def create_webhook(request: web.Request) -> web.Response:
     async with db.transaction(request.app[PG_POOL]) as cur:
         await subs.lock_workspace(cur, who.workspace_id, subs.MAIN)
         if await subs.count(cur, who.workspace_id, subs.MAIN) >= MAX_SUBSCRIPTIONS:
-            raise LimitExceeded(f"A workspace has at most {MAX_SUBSCRIPTIONS} "
-                                "webhook subscriptions")
-        row = await subs.insert(cur, who.workspace_id, subs.MAIN, body.name, body.targetUrl,
-                                list(body.events))
+            raise LimitExceeded(
+                f"A workspace has at most {MAX_SUBSCRIPTIONS} webhook subscriptions"
+            )
+        row = await subs.insert(
+            cur, who.workspace_id, subs.MAIN, body.name, body.targetUrl, list(body.events)
+        )
     return data_response(subs.to_api(row, reveal=True))
 
 
 def check_main_target(request: web.Request, url: str) -> None:
     settings = request.app[SETTINGS]
     schemes = ("https", "http") if settings.webhook_allow_http else ("https",)
-    check_target_url(url, field="targetUrl", schemes=schemes,
-                     allow_private=settings.webhook_allow_private_targets)
+    check_target_url(
+        url,
+        field="targetUrl",
+        schemes=schemes,
+        allow_private=settings.webhook_allow_private_targets,
+    )
 
 
 async def update_webhook(request: web.Request) -> web.Response:
@@ -100,15 +110,29 @@ async def test_webhook(request: web.Request) -> web.Response:
     if row is None:
         raise NotFound("Webhook subscription not found")
     event_id = uuid.uuid4()
-    body = event_body(event_id, "webhook.test", who.workspace_id,
-                      {"subscriptionId": str(sub_id)})
-    ping = Claimed(event_id, str(who.workspace_id), sub_id, subs.MAIN, "webhook.test",
-                   row["target_url"], host_key(row["target_url"]),
-                   Secrets(row["secret"], row["previous_secret"], row["previous_expires_at"]),
-                   body, 0, uuid.uuid4())
+    body = event_body(event_id, "webhook.test", who.workspace_id, {"subscriptionId": str(sub_id)})
+    ping = Claimed(
+        event_id,
+        str(who.workspace_id),
+        sub_id,
+        subs.MAIN,
+        "webhook.test",
+        row["target_url"],
+        host_key(row["target_url"]),
+        Secrets(row["secret"], row["previous_secret"], row["previous_expires_at"]),
+        body,
+        0,
+        uuid.uuid4(),
+    )
     answer = await request.app[SENDER].send(ping)
-    return data_response({"success": answer.ok, "statusCode": answer.status_code,
-                          "durationMs": answer.duration_ms, "error": answer.error})
+    return data_response(
+        {
+            "success": answer.ok,
+            "statusCode": answer.status_code,
+            "durationMs": answer.duration_ms,
+            "error": answer.error,
+        }
+    )
 
 
 async def list_webhook_deliveries(request: web.Request) -> web.Response:
@@ -119,10 +143,16 @@ async def list_webhook_deliveries(request: web.Request) -> web.Response:
         if await subs.get(cur, who.workspace_id, sub_id, subs.MAIN) is None:
             raise NotFound("Webhook subscription not found")
         items, next_cursor, has_more = await deliveries.page(
-            cur, request.app[SETTINGS].cursor_secrets, who.workspace_id, sub_id, q.limit,
-            q.cursor, q.status, q.event_type)
-    return json_response({"data": items, "pagination": page_info(q.limit, has_more,
-                                                                 next_cursor)})
+            cur,
+            request.app[SETTINGS].cursor_secrets,
+            who.workspace_id,
+            sub_id,
+            q.limit,
+            q.cursor,
+            q.status,
+            q.event_type,
+        )
+    return json_response({"data": items, "pagination": page_info(q.limit, has_more, next_cursor)})
 
 
 async def get_webhook_delivery(request: web.Request) -> web.Response:
@@ -172,18 +202,24 @@ async def automation_subscribe(request: web.Request) -> web.Response:
     settings = request.app[SETTINGS]
     body = await parse_body(request, AutomationSubscribeRequest)
     # Hooks are https only, whatever WEBHOOK_ALLOW_HTTP says (the spec's rule 3).
-    check_target_url(body.hookUrl, field="hookUrl", schemes=("https",),
-                     allow_private=settings.webhook_allow_private_targets)
+    check_target_url(
+        body.hookUrl,
+        field="hookUrl",
+        schemes=("https",),
+        allow_private=settings.webhook_allow_private_targets,
+    )
     if body.event != subs.NEW_IDEA:
         raise ValidationFailed("event must be new_idea", field="event")
     async with db.transaction(request.app[PG_POOL]) as cur:
         await subs.lock_workspace(cur, who.workspace_id, subs.AUTOMATION)
         if await subs.count(cur, who.workspace_id, subs.AUTOMATION) >= MAX_HOOKS:
             raise AutomationLimitReached(f"A workspace has at most {MAX_HOOKS} automation hooks")
-        row = await subs.insert(cur, who.workspace_id, subs.AUTOMATION, None, body.hookUrl,
-                                [subs.NEW_IDEA])
-    return json_response({"id": row["id"], "hookUrl": row["target_url"], "event": subs.NEW_IDEA},
-                         status=201)
+        row = await subs.insert(
+            cur, who.workspace_id, subs.AUTOMATION, None, body.hookUrl, [subs.NEW_IDEA]
+        )
+    return json_response(
+        {"id": row["id"], "hookUrl": row["target_url"], "event": subs.NEW_IDEA}, status=201
+    )
 
 
 async def automation_unsubscribe(request: web.Request) -> web.Response:

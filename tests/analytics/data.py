@@ -47,9 +47,15 @@ class Db:
             cur.execute(f"INSERT INTO {table} ({cols}) VALUES ({marks})", list(row.values()))
 
     def idea(self, title: str = "An idea", **fields: Any) -> uuid.UUID:
-        row: dict[str, Any] = {"workspace_id": self.ws, "id": uuid.uuid4(),
-                               "number": next(_numbers), "title": title, "status": "new",
-                               "title_key": title.lower(), "created_at": ago(1)}
+        row: dict[str, Any] = {
+            "workspace_id": self.ws,
+            "id": uuid.uuid4(),
+            "number": next(_numbers),
+            "title": title,
+            "status": "new",
+            "title_key": title.lower(),
+            "created_at": ago(1),
+        }
         row.update(fields)
         if "shipped_at" in fields and "status" not in fields:
             row["status"] = "shipped"
@@ -57,24 +63,39 @@ class Db:
         return row["id"]  # type: ignore[no-any-return]
 
     def signal(self, idea_id: uuid.UUID, platform: str = "slack", **fields: Any) -> uuid.UUID:
-        row: dict[str, Any] = {"workspace_id": self.ws, "id": uuid.uuid4(), "idea_id": idea_id,
-                               "platform": platform, "similarity": 0.9, "detected_at": ago(1)}
+        row: dict[str, Any] = {
+            "workspace_id": self.ws,
+            "id": uuid.uuid4(),
+            "idea_id": idea_id,
+            "platform": platform,
+            "similarity": 0.9,
+            "detected_at": ago(1),
+        }
         row.update(fields)
         self._insert("ideas.signals", row)
         return row["id"]  # type: ignore[no-any-return]
 
     def stage(self, name: str, position: int) -> uuid.UUID:
         sid = uuid.uuid4()
-        self._insert("ideas.roadmap_stages", {"workspace_id": self.ws, "id": sid, "name": name,
-                                              "slug": name.lower(), "position": position})
+        self._insert(
+            "ideas.roadmap_stages",
+            {
+                "workspace_id": self.ws,
+                "id": sid,
+                "name": name,
+                "slug": name.lower(),
+                "position": position,
+            },
+        )
         return sid
 
     def tag(self, name: str, *idea_ids: uuid.UUID) -> uuid.UUID:
         tid = uuid.uuid4()
         self._insert("ideas.tags", {"workspace_id": self.ws, "id": tid, "name": name})
         for idea_id in idea_ids:
-            self._insert("ideas.idea_tags", {"workspace_id": self.ws, "idea_id": idea_id,
-                                             "tag_id": tid})
+            self._insert(
+                "ideas.idea_tags", {"workspace_id": self.ws, "idea_id": idea_id, "tag_id": tid}
+            )
         return tid
 
     def customer(self, name: str = "Acme", **fields: Any) -> uuid.UUID:
@@ -84,5 +105,7 @@ class Db:
         return row["id"]  # type: ignore[no-any-return]
 
     def link(self, idea_id: uuid.UUID, customer_id: uuid.UUID) -> None:
-        self._insert("customers.idea_links", {"workspace_id": self.ws, "idea_id": idea_id,
-                                              "customer_id": customer_id})
+        self._insert(
+            "customers.idea_links",
+            {"workspace_id": self.ws, "idea_id": idea_id, "customer_id": customer_id},
+        )

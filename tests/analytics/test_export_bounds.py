@@ -36,14 +36,19 @@ FAT_IDEAS = 2000
 
 @pytest.fixture(scope="module")
 async def bounded(database_url: str) -> AsyncIterator[PartSystem]:
-    sys_ = PartSystem(database_url, f"imstest{secrets.token_hex(4)}",
-                      services=("gateway", "analytics"),
-                      env_overrides={"EXPORT_CONCURRENCY": "2",
-                                     "EXPORT_CONCURRENCY_PER_WORKSPACE": "1",
-                                     "EXPORT_WRITE_TIMEOUT_S": str(WRITE_TIMEOUT_S),
-                                     "EXPORT_DEADLINE_S": str(DEADLINE_S),
-                                     "EXPORT_PER_HOUR": "1000",
-                                     "DB_STATEMENT_TIMEOUT_S": str(STATEMENT_TIMEOUT_S)})
+    sys_ = PartSystem(
+        database_url,
+        f"imstest{secrets.token_hex(4)}",
+        services=("gateway", "analytics"),
+        env_overrides={
+            "EXPORT_CONCURRENCY": "2",
+            "EXPORT_CONCURRENCY_PER_WORKSPACE": "1",
+            "EXPORT_WRITE_TIMEOUT_S": str(WRITE_TIMEOUT_S),
+            "EXPORT_DEADLINE_S": str(DEADLINE_S),
+            "EXPORT_PER_HOUR": "1000",
+            "DB_STATEMENT_TIMEOUT_S": str(STATEMENT_TIMEOUT_S),
+        },
+    )
     sys_.start()
     try:
         await sys_.wait_ready()
@@ -57,12 +62,15 @@ def fat_ideas(database_url: str, workspace_id: str) -> None:
     conn = psycopg2.connect(database_url)
     try:
         with conn, conn.cursor() as cur:
-            cur.execute("""
+            cur.execute(
+                """
                 INSERT INTO ideas.ideas (workspace_id, id, number, title, title_key, status,
                                          summary, created_at)
                 SELECT %s, gen_random_uuid(), n, 'Fat idea ' || n, 'fat idea ' || n, 'new',
                        repeat('x', 5000), now() - n * interval '1 second'
-                  FROM generate_series(1, %s) n""", (workspace_id, FAT_IDEAS))
+                  FROM generate_series(1, %s) n""",
+                (workspace_id, FAT_IDEAS),
+            )
     finally:
         conn.close()
 
@@ -75,8 +83,9 @@ class Reading:
     elapsed: float = 0.0
 
 
-async def read_slowly(base_url: str, headers: dict[str, str], chunk: int, pause: float,
-                      started: asyncio.Event) -> Reading:
+async def read_slowly(
+    base_url: str, headers: dict[str, str], chunk: int, pause: float, started: asyncio.Event
+) -> Reading:
     """GET an export over a raw socket, `chunk` bytes every `pause` seconds, to the end."""
     url = urlsplit(base_url)
     sock = socket.socket()
@@ -117,8 +126,9 @@ def server_ended(sock: socket.socket) -> bool:
 async def metric(http: aiohttp.ClientSession, sys_: PartSystem, sample: str) -> float:
     async with http.get(sys_.service_url("analytics") + "/metrics") as r:
         text = await r.text()
-    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-               if line.startswith(sample + " "))
+    return sum(
+        float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(sample + " ")
+    )
 
 
 def export_sessions(database_url: str) -> list[tuple[str, str]]:
@@ -151,14 +161,16 @@ def bearer(api: Api) -> dict[str, str]:
 
 
 async def test_slow_clients_are_cut_off_and_free_their_slots_and_connections(
-        bounded: PartSystem, http: aiohttp.ClientSession) -> None:
+    bounded: PartSystem, http: aiohttp.ClientSession
+) -> None:
     """Through the gateway: a byte-at-a-time reader is cut off by the write timeout, a steady
     slow one by the deadline; beyond its workspace's slot 429, beyond the process's 503, both
     with Retry-After; others still export."""
     async with http.get(bounded.base_url + "/api/v1/openapi.json") as r:
         openapi = OpenApi(await r.json())
-    (ws1, api1), (ws2, api2), (ws3, api3) = [workspace_api(bounded, http, openapi)
-                                             for _ in range(3)]
+    (ws1, api1), (ws2, api2), (ws3, api3) = [
+        workspace_api(bounded, http, openapi) for _ in range(3)
+    ]
     for ws in (ws1, ws2):
         await asyncio.to_thread(fat_ideas, bounded.database_url, ws)
     small_db = Db(bounded.database_url, ws3)  # the ideas service is not part of this system
@@ -167,13 +179,15 @@ async def test_slow_clients_are_cut_off_and_free_their_slots_and_connections(
     deadlines = await metric(http, bounded, 'ims_exports_cut_off_total{reason="deadline"}')
     one_byte, steady = asyncio.Event(), asyncio.Event()
     byte_reader = asyncio.create_task(
-        read_slowly(bounded.base_url, bearer(api1), 1, 0.05, one_byte))
+        read_slowly(bounded.base_url, bearer(api1), 1, 0.05, one_byte)
+    )
     steady_reader = asyncio.create_task(
-        read_slowly(bounded.base_url, bearer(api2), 65536, 0.05, steady))
+        read_slowly(bounded.base_url, bearer(api2), 65536, 0.05, steady)
+    )
     await asyncio.wait_for(asyncio.gather(one_byte.wait(), steady.wait()), 10)
 
-    await refused(api1, "workspace")   # ws1 already runs its one export
-    await refused(api3, "Too many")    # both slots are taken
+    await refused(api1, "workspace")  # ws1 already runs its one export
+    await refused(api3, "Too many")  # both slots are taken
     assert await metric(http, bounded, 'ims_exports_refused_total{bound="workspace"}') >= 1
     assert await metric(http, bounded, 'ims_exports_refused_total{bound="process"}') >= 1
 
@@ -181,24 +195,27 @@ async def test_slow_clients_are_cut_off_and_free_their_slots_and_connections(
     assert first.status_line.startswith(b"HTTP/1.1 200") and not first.complete, first
     assert first.elapsed < DEADLINE_S - 1, first  # the write timeout, not the deadline
     assert not steady_reader.done()
-    small = await api3.get(EXPORT)           # its slot is free again while the slow one runs
+    small = await api3.get(EXPORT)  # its slot is free again while the slow one runs
     assert small.status == 200 and [i["title"] for i in small.json] == ["A small export"]
 
     second = await asyncio.wait_for(steady_reader, DEADLINE_S + 30)
     assert second.status_line.startswith(b"HTTP/1.1 200") and not second.complete, second
     assert second.received > 1_000_000 and second.elapsed >= DEADLINE_S - 1, second
-    assert await metric(http, bounded,
-                        'ims_exports_cut_off_total{reason="deadline"}') == deadlines + 1
+    assert (
+        await metric(http, bounded, 'ims_exports_cut_off_total{reason="deadline"}') == deadlines + 1
+    )
 
     # The cut-off exports gave their connections back: none is left in a transaction.
-    assert await until(lambda: not export_sessions(bounded.database_url)), \
-        export_sessions(bounded.database_url)
+    assert await until(lambda: not export_sessions(bounded.database_url)), export_sessions(
+        bounded.database_url
+    )
     whole = await api1.get(EXPORT, params={"limit": 10})
     assert whole.status == 200 and len(whole.json) == 10
 
 
 async def test_the_analytics_service_cuts_off_a_slow_reader_itself(
-        bounded: PartSystem, http: aiohttp.ClientSession) -> None:
+    bounded: PartSystem, http: aiohttp.ClientSession
+) -> None:
     """Straight to the service (as a stuck gateway would read): its own write timeout ends
     the export, rolls its transaction back and frees its slot."""
     ws, api = workspace_api(bounded, http, None)
@@ -206,13 +223,16 @@ async def test_the_analytics_service_cuts_off_a_slow_reader_itself(
     sample = 'ims_exports_cut_off_total{reason="write_timeout"}'
     before = await metric(http, bounded, sample)
     caller = {H_TOKEN: bounded.internal_token, H_WORKSPACE: ws}
-    reading = await asyncio.wait_for(read_slowly(bounded.service_url("analytics"), caller, 1,
-                                                 0.05, asyncio.Event()), DEADLINE_S + 10)
+    reading = await asyncio.wait_for(
+        read_slowly(bounded.service_url("analytics"), caller, 1, 0.05, asyncio.Event()),
+        DEADLINE_S + 10,
+    )
     assert reading.status_line.startswith(b"HTTP/1.1 200") and not reading.complete, reading
     assert reading.elapsed < DEADLINE_S - 1, reading
     assert await metric(http, bounded, sample) == before + 1
-    assert await until(lambda: not export_sessions(bounded.database_url)), \
-        export_sessions(bounded.database_url)
+    assert await until(lambda: not export_sessions(bounded.database_url)), export_sessions(
+        bounded.database_url
+    )
     again = await api.get(EXPORT, params={"limit": 1}, check=False)
     assert again.status == 200 and len(again.json) == 1
 
@@ -225,7 +245,8 @@ async def refused(api: Api, words: str) -> None:
 
 
 async def test_a_statement_past_its_timeout_answers_503_and_the_next_call_works(
-        bounded: PartSystem, http: aiohttp.ClientSession) -> None:
+    bounded: PartSystem, http: aiohttp.ClientSession
+) -> None:
     """A report blocked behind a lock hits the analytics pool's statement_timeout: a prompt 503
     with Retry-After, not a request that hangs or a dropped connection."""
     _, api = workspace_api(bounded, http, None)

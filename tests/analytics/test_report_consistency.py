@@ -35,8 +35,18 @@ DAY = timedelta(days=1)
 US = timedelta(microseconds=1)
 DEFAULT_SPAN = timedelta(days=90)
 
-STATUSES = ["captured", "new", "under_review", "planned", "in_progress", "shipped", "rejected",
-            "archived", "duplicate", "deleted"]
+STATUSES = [
+    "captured",
+    "new",
+    "under_review",
+    "planned",
+    "in_progress",
+    "shipped",
+    "rejected",
+    "archived",
+    "duplicate",
+    "deleted",
+]
 CLOSED = {"shipped", "rejected", "archived", "duplicate"}
 SOURCES = ["slack", "discord", "teams", "email", "api"]  # ideas.source is NOT NULL
 CATEGORIES = ["ux", "billing", "security", "performance", None]
@@ -64,8 +74,12 @@ def rice_score(row: dict[str, Any]) -> float | None:
     """As the ideas service computes it: set once all four fields are."""
     if any(row[k] is None for k in RICE):
         return None
-    return (float(row["rice_reach"]) * float(row["rice_impact"]) * float(row["rice_confidence"])
-            / float(row["rice_effort"]))
+    return (
+        float(row["rice_reach"])
+        * float(row["rice_impact"])
+        * float(row["rice_confidence"])
+        / float(row["rice_effort"])
+    )
 
 
 def bucket_of(day: date, period: str) -> date:
@@ -111,8 +125,10 @@ class World:
         """Away from the moments the default range may start or end at (`now` of the server
         lies somewhat after t0): such a signal would count or not by the clock."""
         start = self.t0 - DEFAULT_SPAN
-        return (not start - timedelta(minutes=2) <= t <= start + timedelta(minutes=15)
-                and not self.t0 - timedelta(minutes=1) <= t <= self.t0 + DAY)
+        return (
+            not start - timedelta(minutes=2) <= t <= start + timedelta(minutes=15)
+            and not self.t0 - timedelta(minutes=1) <= t <= self.t0 + DAY
+        )
 
     def moment(self, newest_days: float, oldest_days: float) -> datetime:
         while True:
@@ -129,21 +145,26 @@ class World:
             return cur.rowcount
 
     def idea(self, **fields: Any) -> uuid.UUID:
-        row = {"status": "new", "source": "api", "category": None,
-               **dict.fromkeys(RICE), **fields}
+        row = {"status": "new", "source": "api", "category": None, **dict.fromkeys(RICE), **fields}
         row["rice_score"] = rice_score(row)
         iid = self.db.idea(f"Idea {len(self.ideas) + 1}", **row)
         self.ideas[iid] = row
         return iid
 
-    def signal_row(self, idea_id: uuid.UUID, detected_at: datetime,
-                   platform: str | None = None) -> dict[str, Any]:
+    def signal_row(
+        self, idea_id: uuid.UUID, detected_at: datetime, platform: str | None = None
+    ) -> dict[str, Any]:
         assert self.clear(detected_at), detected_at
         sentiment = self.rnd.choice(SENTIMENTS)
         score = None if self.rnd.random() < 0.2 else round(self.rnd.uniform(-1, 1), 3)
-        return {"id": uuid.uuid4(), "idea_id": idea_id,
-                "platform": platform or self.rnd.choice(PLATFORMS),
-                "sentiment": sentiment, "sentiment_score": score, "detected_at": detected_at}
+        return {
+            "id": uuid.uuid4(),
+            "idea_id": idea_id,
+            "platform": platform or self.rnd.choice(PLATFORMS),
+            "sentiment": sentiment,
+            "sentiment_score": score,
+            "detected_at": detected_at,
+        }
 
     def insert_signals(self, rows: list[dict[str, Any]]) -> None:
         """One INSERT per row, in the given order."""
@@ -154,14 +175,35 @@ class World:
 
     def insert_signals_at_once(self, rows: list[dict[str, Any]]) -> None:
         """One multi-row INSERT statement."""
-        cols = ("workspace_id", "id", "idea_id", "platform", "similarity", "sentiment",
-                "sentiment_score", "detected_at")
+        cols = (
+            "workspace_id",
+            "id",
+            "idea_id",
+            "platform",
+            "similarity",
+            "sentiment",
+            "sentiment_score",
+            "detected_at",
+        )
         with self.db.conn.cursor() as cur:
             psycopg2.extras.execute_values(
-                cur, f"INSERT INTO ideas.signals ({', '.join(cols)}) VALUES %s",
-                [(self.db.ws, r["id"], r["idea_id"], r["platform"], 0.8, r["sentiment"],
-                  r["sentiment_score"], r["detected_at"]) for r in rows],
-                page_size=len(rows))
+                cur,
+                f"INSERT INTO ideas.signals ({', '.join(cols)}) VALUES %s",
+                [
+                    (
+                        self.db.ws,
+                        r["id"],
+                        r["idea_id"],
+                        r["platform"],
+                        0.8,
+                        r["sentiment"],
+                        r["sentiment_score"],
+                        r["detected_at"],
+                    )
+                    for r in rows
+                ],
+                page_size=len(rows),
+            )
             assert cur.rowcount == len(rows)
         for r in rows:
             self.signals[r["id"]] = dict(r)
@@ -173,12 +215,15 @@ class World:
         if any(k in RICE for k in fields):
             # SET expressions read the old row: the new values go in as parameters. A null
             # factor makes the score null, as it should.
-            reach, impact, confidence, effort = (f"%({k})s::float8" if k in fields else k
-                                                 for k in RICE)
+            reach, impact, confidence, effort = (
+                f"%({k})s::float8" if k in fields else k for k in RICE
+            )
             sets.append(f"rice_score = {reach} * {impact} * {confidence} / {effort}")
-        n = self.sql(f"UPDATE ideas.ideas SET {', '.join(sets)}"
-                     " WHERE workspace_id = %(ws)s AND id = ANY(%(ids)s)",
-                     {**fields, "ws": self.db.ws, "ids": ids})
+        n = self.sql(
+            f"UPDATE ideas.ideas SET {', '.join(sets)}"
+            " WHERE workspace_id = %(ws)s AND id = ANY(%(ids)s)",
+            {**fields, "ws": self.db.ws, "ids": ids},
+        )
         assert n == len(set(ids))
         for iid in ids:
             self.ideas[iid].update(fields)
@@ -186,25 +231,30 @@ class World:
 
     def update_signals(self, ids: list[uuid.UUID], **fields: Any) -> None:
         sets = ", ".join(f"{k} = %({k})s" for k in fields)
-        n = self.sql(f"UPDATE ideas.signals SET {sets}"
-                     " WHERE workspace_id = %(ws)s AND id = ANY(%(ids)s)",
-                     {**fields, "ws": self.db.ws, "ids": ids})
+        n = self.sql(
+            f"UPDATE ideas.signals SET {sets} WHERE workspace_id = %(ws)s AND id = ANY(%(ids)s)",
+            {**fields, "ws": self.db.ws, "ids": ids},
+        )
         assert n == len(set(ids))
         for sid in ids:
             self.signals[sid].update(fields)
 
     def shift_signals(self, ids: list[uuid.UUID], by: timedelta) -> None:
-        n = self.sql("UPDATE ideas.signals SET detected_at = detected_at + %(by)s"
-                     " WHERE workspace_id = %(ws)s AND id = ANY(%(ids)s)",
-                     {"by": by, "ws": self.db.ws, "ids": ids})
+        n = self.sql(
+            "UPDATE ideas.signals SET detected_at = detected_at + %(by)s"
+            " WHERE workspace_id = %(ws)s AND id = ANY(%(ids)s)",
+            {"by": by, "ws": self.db.ws, "ids": ids},
+        )
         assert n == len(ids)
         for sid in ids:
             self.signals[sid]["detected_at"] += by
             assert self.clear(self.signals[sid]["detected_at"])
 
     def delete_signals(self, ids: list[uuid.UUID]) -> None:
-        n = self.sql("DELETE FROM ideas.signals WHERE workspace_id = %(ws)s AND id = ANY(%(ids)s)",
-                     {"ws": self.db.ws, "ids": ids})
+        n = self.sql(
+            "DELETE FROM ideas.signals WHERE workspace_id = %(ws)s AND id = ANY(%(ids)s)",
+            {"ws": self.db.ws, "ids": ids},
+        )
         assert n == len(ids)
         for sid in ids:
             del self.signals[sid]
@@ -233,8 +283,9 @@ class World:
         self.ideas[idea_id]["status"] = "deleted"
 
     async def api_batch_status(self, ids: list[uuid.UUID], status: str) -> None:
-        r = await self.api.patch("/api/v1/ideas/batch/status",
-                                 json={"ids": [str(i) for i in ids], "status": status})
+        r = await self.api.patch(
+            "/api/v1/ideas/batch/status", json={"ids": [str(i) for i in ids], "status": status}
+        )
         assert r.status == 200, r.body
         assert r.data["updated"] == len(ids)
         for iid in ids:
@@ -244,9 +295,13 @@ class World:
         r = await self.api.patch(f"/api/v1/ideas/{idea_id}", json=body)
         assert r.status == 200, r.body
         row = self.ideas[idea_id]
-        for name, col in (("category", "category"), ("riceReach", "rice_reach"),
-                          ("riceImpact", "rice_impact"), ("riceConfidence", "rice_confidence"),
-                          ("riceEffort", "rice_effort")):
+        for name, col in (
+            ("category", "category"),
+            ("riceReach", "rice_reach"),
+            ("riceImpact", "rice_impact"),
+            ("riceConfidence", "rice_confidence"),
+            ("riceEffort", "rice_effort"),
+        ):
             if name in body:
                 row[col] = body[name]
         row["rice_score"] = rice_score(row)
@@ -269,27 +324,40 @@ class World:
             return float(sum(self.customers[c][key] or 0 for c in cids))
 
         return {
-            "ideas": {"total": len(live),
-                      "active": sum(i["status"] not in CLOSED for i in live),
-                      "thisMonth": sum(i["created_at"] >= month for i in live)},
+            "ideas": {
+                "total": len(live),
+                "active": sum(i["status"] not in CLOSED for i in live),
+                "thisMonth": sum(i["created_at"] >= month for i in live),
+            },
             "byStatus": dict(Counter(i["status"] for i in live)),
             "bySource": dict(Counter(i["source"] for i in live)),
-            "categories": [{"category": c, "count": n}
-                           for c, n in sorted(cats.items(), key=lambda c: (-c[1], c[0]))],
-            "rice": {"averageReach": avg("rice_reach"), "averageImpact": avg("rice_impact"),
-                     "averageConfidence": avg("rice_confidence"),
-                     "averageEffort": avg("rice_effort"), "averageScore": avg("rice_score"),
-                     "scoredCount": sum(i["rice_score"] is not None for i in live)},
+            "categories": [
+                {"category": c, "count": n}
+                for c, n in sorted(cats.items(), key=lambda c: (-c[1], c[0]))
+            ],
+            "rice": {
+                "averageReach": avg("rice_reach"),
+                "averageImpact": avg("rice_impact"),
+                "averageConfidence": avg("rice_confidence"),
+                "averageEffort": avg("rice_effort"),
+                "averageScore": avg("rice_score"),
+                "scoredCount": sum(i["rice_score"] is not None for i in live),
+            },
             "customers": {"total": len(self.customers), "linked": len(linked)},
-            "revenue": {"totalARR": money(self.customers, "arr"),
-                        "totalMRR": money(self.customers, "mrr"),
-                        "linkedARR": money(linked, "arr")},
+            "revenue": {
+                "totalARR": money(self.customers, "arr"),
+                "totalMRR": money(self.customers, "mrr"),
+                "linkedARR": money(linked, "arr"),
+            },
         }
 
     def in_range(self, start: datetime, end: datetime) -> list[dict[str, Any]]:
         live = self.live()
-        return [s for s in self.signals.values()
-                if s["idea_id"] in live and start <= s["detected_at"] <= end]
+        return [
+            s
+            for s in self.signals.values()
+            if s["idea_id"] in live and start <= s["detected_at"] <= end
+        ]
 
     def signals_report(self, start: datetime, end: datetime, period: str) -> dict[str, Any]:
         over: dict[date, list[dict[str, Any]]] = {d: [] for d in bucket_days(start, end, period)}
@@ -300,17 +368,26 @@ class World:
             platforms.setdefault(s["platform"], []).append(s)
         sentiments = Counter(s["sentiment"] for s in rows)
         return {
-            "overTime": [{"start": d.isoformat(), "count": len(ss),
-                          "averageSentiment": mean([s["sentiment_score"] for s in ss
-                                                    if s["sentiment_score"] is not None])}
-                         for d, ss in over.items()],
-            "byPlatform": [{"platform": p, "signals": len(ss),
-                            "uniqueIdeas": len({s["idea_id"] for s in ss})}
-                           for p, ss in sorted(platforms.items(),
-                                               key=lambda p: (-len(p[1]), p[0]))],
-            "bySentiment": [{"sentiment": k, "count": n}
-                            for k, n in sorted(sentiments.items(),
-                                               key=lambda s: (-s[1], s[0] is None, s[0] or ""))],
+            "overTime": [
+                {
+                    "start": d.isoformat(),
+                    "count": len(ss),
+                    "averageSentiment": mean(
+                        [s["sentiment_score"] for s in ss if s["sentiment_score"] is not None]
+                    ),
+                }
+                for d, ss in over.items()
+            ],
+            "byPlatform": [
+                {"platform": p, "signals": len(ss), "uniqueIdeas": len({s["idea_id"] for s in ss})}
+                for p, ss in sorted(platforms.items(), key=lambda p: (-len(p[1]), p[0]))
+            ],
+            "bySentiment": [
+                {"sentiment": k, "count": n}
+                for k, n in sorted(
+                    sentiments.items(), key=lambda s: (-s[1], s[0] is None, s[0] or "")
+                )
+            ],
         }
 
 
@@ -368,8 +445,9 @@ async def check(api: Api, w: World, partial_day: datetime, edge: datetime) -> No
         after = datetime.now(UTC)
         assert r.status == 200, r.body
         period = params.get("period", "week")
-        first, second = (approxed(w.signals_report(t - DEFAULT_SPAN, t, period))
-                         for t in (before, after))
+        first, second = (
+            approxed(w.signals_report(t - DEFAULT_SPAN, t, period)) for t in (before, after)
+        )
         assert r.data == either(r.data, first, second), ("default range", params)
     for start, end, period in ranges(w, partial_day, edge):
         params = {"start": iso(start), "end": iso(end), "period": period}
@@ -386,24 +464,34 @@ async def test_summary_and_signals_match_a_brute_force_count(api: Api, db: Db) -
 
     # ---- ideas -------------------------------------------------------------------------
     def rice() -> dict[str, Any]:
-        values = {"rice_reach": float(rnd.choice([0, rnd.randint(1, 5000)])),
-                  "rice_impact": rnd.choice([0.25, 0.5, 1.0, 2.0, 3.0]),
-                  "rice_confidence": rnd.choice([0.0, 1.0, round(rnd.random(), 2)]),
-                  "rice_effort": round(rnd.uniform(0.5, 20), 1)}
+        values = {
+            "rice_reach": float(rnd.choice([0, rnd.randint(1, 5000)])),
+            "rice_impact": rnd.choice([0.25, 0.5, 1.0, 2.0, 3.0]),
+            "rice_confidence": rnd.choice([0.0, 1.0, round(rnd.random(), 2)]),
+            "rice_effort": round(rnd.uniform(0.5, 20), 1),
+        }
         return {k: None if rnd.random() < 0.2 else v for k, v in values.items()}
 
     # Random statuses (deleted among them), and six deleted ones for sure.
     created: list[tuple[datetime, str | None]] = [
-        (w.moment(0.01, 200), "deleted" if n < 6 else None) for n in range(52)]
+        (w.moment(0.01, 200), "deleted" if n < 6 else None) for n in range(52)
+    ]
     created += [(w.midnight(rnd.randint(1, 200)), None) for _ in range(5)]
     # The first instant of this month counts in thisMonth, the one before it does not.
-    created += [(this_month, "new"), (this_month - US, "planned"),
-                (t0 - timedelta(minutes=5), None)]
+    created += [
+        (this_month, "new"),
+        (this_month - US, "planned"),
+        (t0 - timedelta(minutes=5), None),
+    ]
     rnd.shuffle(created)
     for when, status in created:
-        w.idea(status=status or rnd.choice(STATUSES),
-               source=rnd.choice(SOURCES), category=rnd.choice(CATEGORIES), created_at=when,
-               **rice())
+        w.idea(
+            status=status or rnd.choice(STATUSES),
+            source=rnd.choice(SOURCES),
+            category=rnd.choice(CATEGORIES),
+            created_at=when,
+            **rice(),
+        )
     ids = list(w.ideas)
     deleted = [i for i in ids if w.ideas[i]["status"] == "deleted"]
     live = [i for i in ids if i not in deleted]
@@ -411,40 +499,53 @@ async def test_summary_and_signals_match_a_brute_force_count(api: Api, db: Db) -
 
     # ---- signals, out of order ---------------------------------------------------------
     rows = [w.signal_row(rnd.choice(ids), w.moment(0, 205)) for _ in range(330)]
-    rows += [w.signal_row(rnd.choice(ids), w.midnight(d))
-             for d in rnd.sample([d for d in range(2, 205) if w.clear(w.midnight(d))], 15)]
-    rows += [w.signal_row(rnd.choice(ids), w.midnight(d) + DAY - US)
-             for d in rnd.sample([d for d in range(2, 205)
-                                  if w.clear(w.midnight(d) + DAY - US)], 15)]
+    rows += [
+        w.signal_row(rnd.choice(ids), w.midnight(d))
+        for d in rnd.sample([d for d in range(2, 205) if w.clear(w.midnight(d))], 15)
+    ]
+    rows += [
+        w.signal_row(rnd.choice(ids), w.midnight(d) + DAY - US)
+        for d in rnd.sample([d for d in range(2, 205) if w.clear(w.midnight(d) + DAY - US)], 15)
+    ]
     a, b, gone = live[0], live[1], deleted[0]
     # One idea and platform: several times on one day (at its first and last instants too),
     # on consecutive days, and far apart; the same for a deleted idea.
     partial_day = w.midnight(20)
     for idea_id in (a, gone):
-        for offset in (timedelta(0), timedelta(hours=3), timedelta(hours=8),
-                       timedelta(hours=12, minutes=30), timedelta(hours=17),
-                       timedelta(hours=17, microseconds=1), DAY - US):
+        for offset in (
+            timedelta(0),
+            timedelta(hours=3),
+            timedelta(hours=8),
+            timedelta(hours=12, minutes=30),
+            timedelta(hours=17),
+            timedelta(hours=17, microseconds=1),
+            DAY - US,
+        ):
             rows.append(w.signal_row(idea_id, partial_day + offset, "slack"))
         for d in (47, 46, 45, 44):
-            rows.append(w.signal_row(idea_id, w.midnight(d) + timedelta(hours=d % 5 * 5),
-                                     "teams"))
+            rows.append(w.signal_row(idea_id, w.midnight(d) + timedelta(hours=d % 5 * 5), "teams"))
         for d in (180, 12):
             rows.append(w.signal_row(idea_id, w.midnight(d) + timedelta(hours=9), "discord"))
     # Two sides of one midnight, both of idea b: the one-instant and two-instant ranges.
     edge = w.midnight(33)
     rows += [w.signal_row(b, edge, "intercom"), w.signal_row(b, edge - US, "intercom")]
-    rows += [w.signal_row(i, t) for i in (b, gone) for t in (w.midnight(149) - US,
-                                                            w.midnight(149))]
+    rows += [w.signal_row(i, t) for i in (b, gone) for t in (w.midnight(149) - US, w.midnight(149))]
     rows += [w.signal_row(rnd.choice(ids), t0 + rnd.randint(2, 15) * DAY) for _ in range(3)]
     rnd.shuffle(rows)
     w.insert_signals(rows)
 
     # The data holds what the ranges are about.
     day_rows = w.in_range(partial_day, partial_day + DAY - US)
-    assert any(partial_day + timedelta(hours=8) <= s["detected_at"] <= partial_day
-               + timedelta(hours=17) for s in day_rows)
-    assert any(not partial_day + timedelta(hours=8) <= s["detected_at"] <= partial_day
-               + timedelta(hours=17) for s in day_rows)
+    assert any(
+        partial_day + timedelta(hours=8) <= s["detected_at"] <= partial_day + timedelta(hours=17)
+        for s in day_rows
+    )
+    assert any(
+        not partial_day + timedelta(hours=8)
+        <= s["detected_at"]
+        <= partial_day + timedelta(hours=17)
+        for s in day_rows
+    )
     assert any(s["idea_id"] in deleted for s in w.signals.values())
 
     await check(api, w, partial_day, edge)
@@ -452,8 +553,12 @@ async def test_summary_and_signals_match_a_brute_force_count(api: Api, db: Db) -
     # ---- writes after the fact ---------------------------------------------------------
     with_signals = {s["idea_id"] for s in w.signals.values()}
     live = [i for i in ids if w.ideas[i]["status"] != "deleted" and i not in (a, b)]
-    customers = [w.customer(12000.5, 1000), w.customer(3000, None), w.customer(None, 50),
-                 w.customer(7000, 600)]
+    customers = [
+        w.customer(12000.5, 1000),
+        w.customer(3000, None),
+        w.customer(None, 50),
+        w.customer(7000, 600),
+    ]
     w.link(a, customers[0])
     w.link(gone, customers[1])  # linked to a deleted idea only: not `linked`
     w.link(live[1], customers[3])  # linked to an idea deleted below, and to a live one
@@ -495,21 +600,31 @@ async def test_summary_and_signals_match_a_brute_force_count(api: Api, db: Db) -
     # idea (live to deleted and back), relabelled, and shifted by half a day over midnight.
     # (Picks follow insertion order, never the random ids, so that a seed is one scenario.)
     signal_ids = list(w.signals)
-    cluster = [sid for sid, s in w.signals.items()
-               if s["idea_id"] == a and s["detected_at"].date() == partial_day.date()]
+    cluster = [
+        sid
+        for sid, s in w.signals.items()
+        if s["idea_id"] == a and s["detected_at"].date() == partial_day.date()
+    ]
     w.delete_signals(rnd.sample(signal_ids, 6) + [cluster[0]])
     w.delete_signals([rnd.choice(list(w.signals))])
     movable = [sid for sid, s in w.signals.items() if s["idea_id"] in w.live()]
     moved = rnd.choice(movable)
-    w.update_signals([moved], detected_at=partial_day + timedelta(hours=16, minutes=59),
-                     platform="zendesk")
+    w.update_signals(
+        [moved], detected_at=partial_day + timedelta(hours=16, minutes=59), platform="zendesk"
+    )
     w.update_signals([rnd.choice(movable)], idea_id=gone)
-    w.update_signals([next(sid for sid, s in w.signals.items() if s["idea_id"] == gone
-                           and sid != moved)], idea_id=b)
+    w.update_signals(
+        [next(sid for sid, s in w.signals.items() if s["idea_id"] == gone and sid != moved)],
+        idea_id=b,
+    )
     w.update_signals(rnd.sample(movable, 3), sentiment="negative", sentiment_score=-0.75)
-    late = [sid for sid, s in w.signals.items()
-            if s["detected_at"].hour >= 14 and s["detected_at"] < t0 - 2 * DAY
-            and w.clear(s["detected_at"] + timedelta(hours=12))]
+    late = [
+        sid
+        for sid, s in w.signals.items()
+        if s["detected_at"].hour >= 14
+        and s["detected_at"] < t0 - 2 * DAY
+        and w.clear(s["detected_at"] + timedelta(hours=12))
+    ]
     w.shift_signals(rnd.sample(late, 4), timedelta(hours=12))
 
     await check(api, w, partial_day, edge)

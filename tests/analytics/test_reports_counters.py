@@ -16,8 +16,10 @@ A = "/api/v1/analytics"
 def update(db: Db, idea_id: uuid.UUID, **fields: object) -> None:
     sets = ", ".join(f"{k} = %s" for k in fields)
     with db.conn.cursor() as cur:
-        cur.execute(f"UPDATE ideas.ideas SET {sets} WHERE workspace_id = %s AND id = %s",
-                    [*fields.values(), db.ws, idea_id])
+        cur.execute(
+            f"UPDATE ideas.ideas SET {sets} WHERE workspace_id = %s AND id = %s",
+            [*fields.values(), db.ws, idea_id],
+        )
 
 
 async def test_status_totals_follow_status_changes_and_deletions(api: Api, db: Db) -> None:
@@ -30,7 +32,9 @@ async def test_status_totals_follow_status_changes_and_deletions(api: Api, db: D
     assert s["ideas"]["total"] == 2 and s["ideas"]["active"] == 1
     r = (await api.get(f"{A}/revenue-impact")).data
     assert {x["status"]: x["ideaCount"] for x in r["byStatus"] if x["ideaCount"]} == {
-        "shipped": 1, "new": 1}
+        "shipped": 1,
+        "new": 1,
+    }
 
 
 async def test_unstaged_counts_live_ideas_whatever_their_stage_row(api: Api, db: Db) -> None:
@@ -59,14 +63,22 @@ async def test_spans_are_summed_exactly(api: Api, db: Db) -> None:
     """1 day 12 h and 2 days 0 h 0.000001 s: the average rounds once."""
     created = utc(2024, 3, 1)
     db.idea(status="rejected", created_at=created, decided_at=utc(2024, 3, 2, 12))
-    db.idea(status="rejected", created_at=created,
-            decided_at=utc(2024, 3, 3).replace(microsecond=1))
-    r = (await api.get(f"{A}/decisions", params={"start": "2024-03-01T00:00:00Z",
-                                                 "end": "2024-03-31T00:00:00Z"})).data
+    db.idea(
+        status="rejected", created_at=created, decided_at=utc(2024, 3, 3).replace(microsecond=1)
+    )
+    r = (
+        await api.get(
+            f"{A}/decisions",
+            params={"start": "2024-03-01T00:00:00Z", "end": "2024-03-31T00:00:00Z"},
+        )
+    ).data
     expected = (1.5 * 86_400_000_000 + 2 * 86_400_000_000 + 1) / (2 * 86_400_000_000)
     assert r["summary"]["averageDaysToDecision"] == expected
-    c = (await api.get(f"{A}/funnel", params={"start": "2024-02-01T00:00:00Z",
-                                              "end": "2024-03-31T00:00:00Z"})).data
+    c = (
+        await api.get(
+            f"{A}/funnel", params={"start": "2024-02-01T00:00:00Z", "end": "2024-03-31T00:00:00Z"}
+        )
+    ).data
     assert c["averageDays"]["capturedToDecided"] == expected
 
 
@@ -80,6 +92,8 @@ async def test_unique_ideas_per_platform_with_repeats(api: Api, db: Db) -> None:
     db.signal(gone, "slack", detected_at=ago(1))
     db.signal(gone, "discord", detected_at=ago(1))
     r = (await api.get(f"{A}/signals")).data
-    assert r["byPlatform"] == [{"platform": "slack", "signals": 4, "uniqueIdeas": 2},
-                               {"platform": "teams", "signals": 1, "uniqueIdeas": 1}]
+    assert r["byPlatform"] == [
+        {"platform": "slack", "signals": 4, "uniqueIdeas": 2},
+        {"platform": "teams", "signals": 1, "uniqueIdeas": 1},
+    ]
     assert sum(b["count"] for b in r["overTime"]) == 5

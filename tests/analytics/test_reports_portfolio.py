@@ -11,8 +11,16 @@ from tests.support.processes import System
 from .data import Db, ago, utc
 
 A = "/api/v1/analytics"
-REPORTS = ("summary", "ideas-over-time", "decisions", "funnel", "signals", "roadmap",
-           "revenue-impact", "categories")
+REPORTS = (
+    "summary",
+    "ideas-over-time",
+    "decisions",
+    "funnel",
+    "signals",
+    "roadmap",
+    "revenue-impact",
+    "categories",
+)
 
 
 async def test_roadmap_stages_velocity_and_unstaged(api: Api, db: Db) -> None:
@@ -29,12 +37,27 @@ async def test_roadmap_stages_velocity_and_unstaged(api: Api, db: Db) -> None:
     assert r.status == 200
     assert r.data == {
         "stages": [
-            {"id": str(now), "name": "Now", "ideaCount": 2, "totalARR": 100,
-             "averageRiceScore": 15},
-            {"id": str(nxt), "name": "Next", "ideaCount": 1, "totalARR": 300,
-             "averageRiceScore": None},
-            {"id": str(later), "name": "Later", "ideaCount": 0, "totalARR": 0,
-             "averageRiceScore": None},
+            {
+                "id": str(now),
+                "name": "Now",
+                "ideaCount": 2,
+                "totalARR": 100,
+                "averageRiceScore": 15,
+            },
+            {
+                "id": str(nxt),
+                "name": "Next",
+                "ideaCount": 1,
+                "totalARR": 300,
+                "averageRiceScore": None,
+            },
+            {
+                "id": str(later),
+                "name": "Later",
+                "ideaCount": 0,
+                "totalARR": 0,
+                "averageRiceScore": None,
+            },
         ],
         "velocity": {"shippedLast30Days": 1, "shippedLast90Days": 2},
         "unstagedCount": 2,
@@ -45,8 +68,12 @@ async def test_revenue_impact_by_status_and_top_twenty(api: Api, db: Db) -> None
     """Top 20 by ARR, highest first, ideas without ARR left out; deleted never count."""
     ids = {}
     for n in range(1, 23):
-        ids[n] = db.idea(f"Idea {n}", status="planned" if n % 2 else "new",
-                         total_customer_arr=n * 100, customer_count=n)
+        ids[n] = db.idea(
+            f"Idea {n}",
+            status="planned" if n % 2 else "new",
+            total_customer_arr=n * 100,
+            customer_count=n,
+        )
     db.idea("No ARR", status="new")
     db.idea("Gone", status="deleted", total_customer_arr=10**9, customer_count=1)
 
@@ -68,40 +95,77 @@ async def test_revenue_impact_by_status_and_top_twenty(api: Api, db: Db) -> None
 
 async def test_categories_per_category_metrics(api: Api, db: Db) -> None:
     """Ideas with a category created in the range; most ideas first."""
-    db.idea(category="ux", source="slack", vote_count=5, signal_count=2, rice_score=10,
-            total_customer_arr=100, created_at=utc(2024, 1, 1), decided_at=utc(2024, 1, 3),
-            shipped_at=utc(2024, 1, 3))
+    db.idea(
+        category="ux",
+        source="slack",
+        vote_count=5,
+        signal_count=2,
+        rice_score=10,
+        total_customer_arr=100,
+        created_at=utc(2024, 1, 1),
+        decided_at=utc(2024, 1, 3),
+        shipped_at=utc(2024, 1, 3),
+    )
     db.idea(category="ux", source="api", vote_count=-1, created_at=utc(2024, 1, 2))
-    db.idea(category="ux", source="slack", vote_count=3, status="rejected",
-            created_at=utc(2024, 1, 6), decided_at=utc(2024, 1, 10))
+    db.idea(
+        category="ux",
+        source="slack",
+        vote_count=3,
+        status="rejected",
+        created_at=utc(2024, 1, 6),
+        decided_at=utc(2024, 1, 10),
+    )
     db.idea(category="billing", source="email", created_at=utc(2024, 1, 20))
     db.idea(category=None, created_at=utc(2024, 1, 20))
     db.idea(category="ux", status="deleted", created_at=utc(2024, 1, 20), vote_count=50)
     db.idea(category="ux", created_at=utc(2024, 2, 20), vote_count=50)
 
-    r = await api.get(f"{A}/categories", params={"start": "2024-01-01T00:00:00Z",
-                                                 "end": "2024-01-31T23:59:59Z"})
+    r = await api.get(
+        f"{A}/categories", params={"start": "2024-01-01T00:00:00Z", "end": "2024-01-31T23:59:59Z"}
+    )
     assert r.status == 200
     assert r.data == [
-        {"category": "ux", "ideaCount": 3, "voteCount": 7, "signalCount": 2,
-         "averageRiceScore": 10, "totalARR": 100, "decidedCount": 2, "shippedCount": 1,
-         "averageDaysToDecision": 3, "uniqueSourceCount": 2},
-        {"category": "billing", "ideaCount": 1, "voteCount": 0, "signalCount": 0,
-         "averageRiceScore": None, "totalARR": 0, "decidedCount": 0, "shippedCount": 0,
-         "averageDaysToDecision": None, "uniqueSourceCount": 1},
+        {
+            "category": "ux",
+            "ideaCount": 3,
+            "voteCount": 7,
+            "signalCount": 2,
+            "averageRiceScore": 10,
+            "totalARR": 100,
+            "decidedCount": 2,
+            "shippedCount": 1,
+            "averageDaysToDecision": 3,
+            "uniqueSourceCount": 2,
+        },
+        {
+            "category": "billing",
+            "ideaCount": 1,
+            "voteCount": 0,
+            "signalCount": 0,
+            "averageRiceScore": None,
+            "totalARR": 0,
+            "decidedCount": 0,
+            "shippedCount": 0,
+            "averageDaysToDecision": None,
+            "uniqueSourceCount": 1,
+        },
     ]
 
 
-@pytest.mark.parametrize(("params", "field"), [
-    ({"start": "2024-02-01T00:00:00Z", "end": "2024-01-01T00:00:00Z"}, "start"),
-    ({"start": "2021-01-01T00:00:00Z", "end": "2023-01-01T00:00:01Z"}, "end"),
-    ({"start": "yesterday"}, "start"),
-    ({"period": "year"}, "period"),
-    ({"group_by": "owner"}, "group_by"),
-    ({"colour": "red"}, "colour"),
-])
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"start": "2024-02-01T00:00:00Z", "end": "2024-01-01T00:00:00Z"}, "start"),
+        ({"start": "2021-01-01T00:00:00Z", "end": "2023-01-01T00:00:01Z"}, "end"),
+        ({"start": "yesterday"}, "start"),
+        ({"period": "year"}, "period"),
+        ({"group_by": "owner"}, "group_by"),
+        ({"colour": "red"}, "colour"),
+    ],
+)
 async def test_bad_query_is_a_validation_error_naming_the_field(
-        api: Api, params: dict[str, str], field: str) -> None:
+    api: Api, params: dict[str, str], field: str
+) -> None:
     """Ranges over two years, start after end, bad values and unknown parameters: 400."""
     r = await api.get(f"{A}/ideas-over-time", params=params)
     assert r.status == 400
@@ -109,14 +173,17 @@ async def test_bad_query_is_a_validation_error_naming_the_field(
 
 
 async def test_a_range_of_exactly_two_years_is_allowed(api: Api) -> None:
-    r = await api.get(f"{A}/categories", params={"start": "2022-01-01T00:00:00Z",
-                                                 "end": "2024-01-01T00:00:00Z"})
+    r = await api.get(
+        f"{A}/categories", params={"start": "2022-01-01T00:00:00Z", "end": "2024-01-01T00:00:00Z"}
+    )
     assert r.status == 200 and r.data == []
     r = await api.get(f"{A}/summary", params={"start": "2022-01-01T00:00:00Z"})
     assert r.status == 400 and r.error["field"] == "start"
 
 
-async def test_starter_plan_and_missing_scope_are_refused(new_workspace: object, system: System) -> None:
+async def test_starter_plan_and_missing_scope_are_refused(
+    new_workspace: object, system: System
+) -> None:
     """Starter: 403 plan_required on every report and export; no analytics:read: insufficient_scope."""
     starter: Workspace = await new_workspace(plan="starter")  # type: ignore[operator]
     for name in REPORTS:
@@ -147,11 +214,17 @@ def test_the_analytics_role_can_read_and_nothing_else(system: System) -> None:
     conn = psycopg2.connect(system.database_url)
     try:
         with conn.cursor() as cur:
-            for table in ("ideas.ideas", "ideas.signals", "customers.customers",
-                          "customers.idea_links"):
-                cur.execute("SELECT has_table_privilege('ims_analytics', %s, 'SELECT'),"
-                            " has_table_privilege('ims_analytics', %s, 'INSERT, UPDATE, DELETE')",
-                            (table, table))
+            for table in (
+                "ideas.ideas",
+                "ideas.signals",
+                "customers.customers",
+                "customers.idea_links",
+            ):
+                cur.execute(
+                    "SELECT has_table_privilege('ims_analytics', %s, 'SELECT'),"
+                    " has_table_privilege('ims_analytics', %s, 'INSERT, UPDATE, DELETE')",
+                    (table, table),
+                )
                 assert cur.fetchone() == (True, False), table
             cur.execute("SELECT has_table_privilege('ims_analytics', 'gateway.api_keys', 'SELECT')")
             assert cur.fetchone() == (False,)
@@ -165,6 +238,9 @@ async def test_a_new_workspace_shows_its_three_default_stages(api: Api) -> None:
     """Now, Next and Later exist from the start, empty."""
     r = await api.get(f"{A}/roadmap")
     assert [(s["name"], s["ideaCount"], s["totalARR"]) for s in r.data["stages"]] == [
-        ("Now", 0, 0), ("Next", 0, 0), ("Later", 0, 0)]
+        ("Now", 0, 0),
+        ("Next", 0, 0),
+        ("Later", 0, 0),
+    ]
     stages = (await api.get("/api/v1/roadmap/stages")).data
     assert [s["id"] for s in stages] == [s["id"] for s in r.data["stages"]]

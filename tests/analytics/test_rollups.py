@@ -36,7 +36,8 @@ PAIRS = {
                   coalesce(sum(rice_effort::numeric), 0), count(rice_effort),
                   coalesce(sum(rice_score::numeric), 0), count(rice_score)
              FROM ideas.ideas WHERE workspace_id = %(ws)s AND status <> 'deleted'
-            GROUP BY 1, 2, 3"""),
+            GROUP BY 1, 2, 3""",
+    ),
     "signal_days": (
         """SELECT day, platform, sentiment, n, score_sum, score_n FROM ideas.signal_days
             WHERE workspace_id = %(ws)s AND n <> 0""",
@@ -45,7 +46,8 @@ PAIRS = {
              FROM ideas.signals s
             WHERE s.workspace_id = %(ws)s AND NOT EXISTS (
                   SELECT 1 FROM ideas.ideas d WHERE d.id = s.idea_id AND d.status = 'deleted')
-            GROUP BY 1, 2, 3"""),
+            GROUP BY 1, 2, 3""",
+    ),
     "signal_idea_days": (
         """SELECT idea_id, platform, day, n, prev_day FROM ideas.signal_idea_days
             WHERE workspace_id = %(ws)s""",
@@ -53,7 +55,8 @@ PAIRS = {
                       PARTITION BY idea_id, platform ORDER BY day), '-infinity')
              FROM (SELECT idea_id, platform, (detected_at AT TIME ZONE 'UTC')::date AS day,
                           count(*) AS n
-                     FROM ideas.signals WHERE workspace_id = %(ws)s GROUP BY 1, 2, 3) g"""),
+                     FROM ideas.signals WHERE workspace_id = %(ws)s GROUP BY 1, 2, 3) g""",
+    ),
     "signal_firsts": (
         """SELECT day, platform, prev_day, n FROM ideas.signal_firsts
             WHERE workspace_id = %(ws)s AND n <> 0""",
@@ -65,7 +68,8 @@ PAIRS = {
                          FROM ideas.signals WHERE workspace_id = %(ws)s) s) x
             WHERE NOT EXISTS (SELECT 1 FROM ideas.ideas d
                                WHERE d.id = x.idea_id AND d.status = 'deleted')
-            GROUP BY 1, 2, 3"""),
+            GROUP BY 1, 2, 3""",
+    ),
 }
 PLATFORMS = ("slack", "teams", "zendesk", "discord")
 
@@ -79,8 +83,10 @@ def differences(conn: Any, ws: uuid.UUID) -> dict[str, Any]:
             cur.execute(fresh_sql, {"ws": ws})
             fresh = set(cur.fetchall())
             if kept != fresh:
-                out[name] = {"kept only": sorted(kept - fresh, key=str)[:5],
-                             "recomputed only": sorted(fresh - kept, key=str)[:5]}
+                out[name] = {
+                    "kept only": sorted(kept - fresh, key=str)[:5],
+                    "recomputed only": sorted(fresh - kept, key=str)[:5],
+                }
     return out
 
 
@@ -97,18 +103,33 @@ class Writer:
             rice = rnd.random() < 0.6
             iid = uuid.uuid4()
             self.ideas.append(iid)
-            rows.append((self.ws, iid, rnd.randrange(1 << 40), "t", "t",
-                         rnd.choice(["new", "planned", "shipped", "deleted"]),
-                         rnd.choice(["slack", "api", "email"]), rnd.choice(["a", "b", None]),
-                         rnd.choice([None, 1.5, 10.0]) if rice else None, 0.1 if rice else None,
-                         rnd.choice([None, 1 / 3]), 2.0 if rice else None,
-                         rnd.choice([None, 0.1, 7.25]),
-                         self.now - timedelta(days=rnd.randint(0, 120), hours=rnd.random())))
+            rows.append(
+                (
+                    self.ws,
+                    iid,
+                    rnd.randrange(1 << 40),
+                    "t",
+                    "t",
+                    rnd.choice(["new", "planned", "shipped", "deleted"]),
+                    rnd.choice(["slack", "api", "email"]),
+                    rnd.choice(["a", "b", None]),
+                    rnd.choice([None, 1.5, 10.0]) if rice else None,
+                    0.1 if rice else None,
+                    rnd.choice([None, 1 / 3]),
+                    2.0 if rice else None,
+                    rnd.choice([None, 0.1, 7.25]),
+                    self.now - timedelta(days=rnd.randint(0, 120), hours=rnd.random()),
+                )
+            )
         with self.conn.cursor() as cur:
-            psycopg2.extras.execute_values(cur, """
+            psycopg2.extras.execute_values(
+                cur,
+                """
                 INSERT INTO ideas.ideas (workspace_id, id, number, title, title_key, status,
                     source, category, rice_reach, rice_impact, rice_confidence, rice_effort,
-                    rice_score, created_at) VALUES %s""", rows)
+                    rice_score, created_at) VALUES %s""",
+                rows,
+            )
 
     def signals_(self, k: int, ideas: list[uuid.UUID] | None = None) -> None:
         rnd, rows = self.rnd, []
@@ -116,36 +137,72 @@ class Writer:
             sid = uuid.uuid4()
             self.signals.append(sid)
             day = self.now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(
-                days=rnd.choice([0, 1, 2, 3, 5, 8, 13, 21, 30]))
-            at = day + rnd.choice([timedelta(0), timedelta(hours=rnd.randint(1, 23)),
-                                   timedelta(days=1, microseconds=-1)])
-            rows.append((self.ws, sid, rnd.choice(ideas or self.ideas), rnd.choice(PLATFORMS),
-                         0.9, rnd.choice(["positive", "negative", None]),
-                         rnd.choice([None, 0.1, -0.7, 1 / 3]), at))
+                days=rnd.choice([0, 1, 2, 3, 5, 8, 13, 21, 30])
+            )
+            at = day + rnd.choice(
+                [
+                    timedelta(0),
+                    timedelta(hours=rnd.randint(1, 23)),
+                    timedelta(days=1, microseconds=-1),
+                ]
+            )
+            rows.append(
+                (
+                    self.ws,
+                    sid,
+                    rnd.choice(ideas or self.ideas),
+                    rnd.choice(PLATFORMS),
+                    0.9,
+                    rnd.choice(["positive", "negative", None]),
+                    rnd.choice([None, 0.1, -0.7, 1 / 3]),
+                    at,
+                )
+            )
         with self.conn.cursor() as cur:
-            psycopg2.extras.execute_values(cur, """
+            psycopg2.extras.execute_values(
+                cur,
+                """
                 INSERT INTO ideas.signals (workspace_id, id, idea_id, platform, similarity,
-                    sentiment, sentiment_score, detected_at) VALUES %s""", rows)
+                    sentiment, sentiment_score, detected_at) VALUES %s""",
+                rows,
+            )
 
     def mutate(self) -> None:
         rnd, iid, sid = self.rnd, self.rnd.choice(self.ideas), self.rnd.choice(self.signals)
         statements = [
             ("UPDATE ideas.ideas SET status = 'deleted' WHERE id = %s", (iid,)),
             ("UPDATE ideas.ideas SET status = 'planned' WHERE id = %s", (iid,)),
-            ("UPDATE ideas.ideas SET status = CASE WHEN status = 'deleted' THEN 'new'"
-             " ELSE 'deleted' END WHERE workspace_id = %s AND number %% 3 = 0", (self.ws,)),
-            ("UPDATE ideas.ideas SET category = 'c', source = 'api', rice_score = NULL,"
-             " vote_count = vote_count + 1 WHERE id = %s", (iid,)),
-            ("UPDATE ideas.ideas SET created_at = created_at - interval '40 days',"
-             " rice_reach = 3 WHERE id = %s", (iid,)),
-            ("UPDATE ideas.ideas SET vote_count = vote_count + 1 WHERE workspace_id = %s",
-             (self.ws,)),
+            (
+                "UPDATE ideas.ideas SET status = CASE WHEN status = 'deleted' THEN 'new'"
+                " ELSE 'deleted' END WHERE workspace_id = %s AND number %% 3 = 0",
+                (self.ws,),
+            ),
+            (
+                "UPDATE ideas.ideas SET category = 'c', source = 'api', rice_score = NULL,"
+                " vote_count = vote_count + 1 WHERE id = %s",
+                (iid,),
+            ),
+            (
+                "UPDATE ideas.ideas SET created_at = created_at - interval '40 days',"
+                " rice_reach = 3 WHERE id = %s",
+                (iid,),
+            ),
+            (
+                "UPDATE ideas.ideas SET vote_count = vote_count + 1 WHERE workspace_id = %s",
+                (self.ws,),
+            ),
             ("DELETE FROM ideas.signals WHERE id = %s", (sid,)),
-            ("UPDATE ideas.signals SET detected_at = detected_at - interval '3 days',"
-             " platform = 'slack' WHERE id = %s", (sid,)),
+            (
+                "UPDATE ideas.signals SET detected_at = detected_at - interval '3 days',"
+                " platform = 'slack' WHERE id = %s",
+                (sid,),
+            ),
             ("UPDATE ideas.signals SET idea_id = %s WHERE id = %s", (iid, sid)),
-            ("DELETE FROM ideas.signals WHERE workspace_id = %s"
-             " AND detected_at > now() - interval '2 days'", (self.ws,)),
+            (
+                "DELETE FROM ideas.signals WHERE workspace_id = %s"
+                " AND detected_at > now() - interval '2 days'",
+                (self.ws,),
+            ),
         ]
         with self.conn.cursor() as cur:
             cur.execute(*rnd.choice(statements))
@@ -201,8 +258,10 @@ def test_rollups_hold_under_concurrent_signal_writes_on_the_same_ideas(system: S
                             cur.execute("SELECT ideas.rebuild_rollups(%s)", (ws,))
                     elif flips:
                         with conn.cursor() as cur:
-                            cur.execute("UPDATE ideas.ideas SET status = %s WHERE id = %s",
-                                        ("deleted" if i % 2 else "new", hot[i % len(hot)]))
+                            cur.execute(
+                                "UPDATE ideas.ideas SET status = %s WHERE id = %s",
+                                ("deleted" if i % 2 else "new", hot[i % len(hot)]),
+                            )
                     else:
                         w.signals_(w.rnd.randint(1, 3), hot)
             except BaseException as exc:  # reported by the main thread
@@ -233,8 +292,10 @@ def test_rebuild_restores_a_workspace_and_leaves_the_others(system: System) -> N
             w.signals_(80)
         with conn.cursor() as cur:
             for table in ("idea_months", "signal_days", "signal_idea_days", "signal_firsts"):
-                cur.execute(f"UPDATE ideas.{table} SET n = n + 5 WHERE workspace_id IN (%s, %s)",
-                            (mine.ws, other.ws))
+                cur.execute(
+                    f"UPDATE ideas.{table} SET n = n + 5 WHERE workspace_id IN (%s, %s)",
+                    (mine.ws, other.ws),
+                )
             cur.execute("SELECT ideas.rebuild_rollups(%s)", (mine.ws,))
         assert differences(conn, mine.ws) == {}
         assert set(differences(conn, other.ws)) == set(PAIRS)
@@ -242,8 +303,9 @@ def test_rebuild_restores_a_workspace_and_leaves_the_others(system: System) -> N
         conn.close()
 
 
-async def test_ideasctl_rebuild_rollups_repairs_the_reports(system: System, api: Api,
-                                                            ws: Workspace) -> None:
+async def test_ideasctl_rebuild_rollups_repairs_the_reports(
+    system: System, api: Api, ws: Workspace
+) -> None:
     """`ideasctl analytics rebuild-rollups --workspace ID` puts damaged rollups right: the
     summary and signals reports answer from the rows again."""
     conn = psycopg2.connect(system.database_url)
@@ -252,33 +314,62 @@ async def test_ideasctl_rebuild_rollups_repairs_the_reports(system: System, api:
         w = Writer(conn, uuid.UUID(ws.id), random.Random(5))
         w.ideas_(12)
         w.signals_(50)
-        want = {path: (await api.get(path)).data
-                for path in ("/api/v1/analytics/summary", "/api/v1/analytics/signals")}
+        want = {
+            path: (await api.get(path)).data
+            for path in ("/api/v1/analytics/summary", "/api/v1/analytics/signals")
+        }
         with conn.cursor() as cur:
             for table in ("idea_months", "signal_days", "signal_idea_days", "signal_firsts"):
-                cur.execute(f"UPDATE ideas.{table} SET n = n + 3 WHERE workspace_id = %s",
-                            (w.ws,))
+                cur.execute(f"UPDATE ideas.{table} SET n = n + 3 WHERE workspace_id = %s", (w.ws,))
         assert (await api.get("/api/v1/analytics/summary")).data != want[
-            "/api/v1/analytics/summary"]
-        out = subprocess.run([sys.executable, "-m", "services.ctl", "analytics",
-                              "rebuild-rollups", "--workspace", ws.id], cwd=ROOT,
-                             capture_output=True, text=True, env={**system.env()}, timeout=60)
+            "/api/v1/analytics/summary"
+        ]
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "services.ctl",
+                "analytics",
+                "rebuild-rollups",
+                "--workspace",
+                ws.id,
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**system.env()},
+            timeout=60,
+        )
         assert out.returncode == 0, out.stderr
         result = json.loads(out.stdout)
         assert result["workspaceId"] == ws.id and result["rows"]["signal_idea_days"] > 0
         assert differences(conn, w.ws) == {}
         for path, data in want.items():
             assert (await api.get(path)).data == data
-        bad = subprocess.run([sys.executable, "-m", "services.ctl", "analytics",
-                              "rebuild-rollups", "--workspace", "nope"], cwd=ROOT,
-                             capture_output=True, text=True, env={**system.env()}, timeout=60)
+        bad = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "services.ctl",
+                "analytics",
+                "rebuild-rollups",
+                "--workspace",
+                "nope",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**system.env()},
+            timeout=60,
+        )
         assert bad.returncode != 0 and "UUID" in bad.stderr
     finally:
         conn.close()
 
 
-def test_bulk_seed_loads_with_the_triggers_off_and_rebuilds(system: System,
-                                                             monkeypatch: Any) -> None:
+def test_bulk_seed_loads_with_the_triggers_off_and_rebuilds(
+    system: System, monkeypatch: Any
+) -> None:
     """The seed's bulk path (from 100,000 ideas; lowered here) loads without the insert triggers
     and rebuilds the workspace's rollups at the end: they equal a recomputation, and every
     trigger is on again."""
@@ -293,11 +384,14 @@ def test_bulk_seed_loads_with_the_triggers_off_and_rebuilds(system: System,
         conn.autocommit = True
         assert differences(conn, uuid.UUID(ws)) == {}
         with conn.cursor() as cur:
-            cur.execute("SELECT count(*) FROM ideas.signal_idea_days WHERE workspace_id = %s",
-                        (ws,))
+            cur.execute(
+                "SELECT count(*) FROM ideas.signal_idea_days WHERE workspace_id = %s", (ws,)
+            )
             assert cur.fetchone()[0] > 0
-            cur.execute("SELECT tgname FROM pg_trigger WHERE tgname LIKE '%%\\_rollup\\_%%'"
-                        " AND tgenabled = 'D'")
+            cur.execute(
+                "SELECT tgname FROM pg_trigger WHERE tgname LIKE '%%\\_rollup\\_%%'"
+                " AND tgenabled = 'D'"
+            )
             assert cur.fetchall() == []
     finally:
         conn.close()

@@ -21,8 +21,12 @@ async def _eventually(check: Any, timeout: float = 5.0) -> Any:
 async def test_ideas_made_and_decided_through_the_api_show_everywhere(api: Api) -> None:
     """Create, score, ship, reject, delete and link through the API; every report agrees."""
     made = []
-    for title, category in (("Dark mode", "ux"), ("SSO", "security"), ("Exports", "ux"),
-                            ("Spam", None)):
+    for title, category in (
+        ("Dark mode", "ux"),
+        ("SSO", "security"),
+        ("Exports", "ux"),
+        ("Spam", None),
+    ):
         body: dict[str, Any] = {"title": title, "source": "slack"}
         if category:
             body["category"] = category
@@ -30,9 +34,16 @@ async def test_ideas_made_and_decided_through_the_api_show_everywhere(api: Api) 
         assert r.status == 200, r.body
         made.append(r.data)
     dark, sso, exports, spam = (i["id"] for i in made)
-    r = await api.patch(f"/api/v1/ideas/{dark}", json={
-        "status": "shipped", "riceReach": 100, "riceImpact": 2, "riceConfidence": 0.5,
-        "riceEffort": 1})
+    r = await api.patch(
+        f"/api/v1/ideas/{dark}",
+        json={
+            "status": "shipped",
+            "riceReach": 100,
+            "riceImpact": 2,
+            "riceConfidence": 0.5,
+            "riceEffort": 1,
+        },
+    )
     assert r.status == 200, r.body
     assert (await api.patch(f"/api/v1/ideas/{sso}", json={"status": "rejected"})).status == 200
     assert (await api.delete(f"/api/v1/ideas/{spam}")).status == 200
@@ -56,7 +67,10 @@ async def test_ideas_made_and_decided_through_the_api_show_everywhere(api: Api) 
 
     f = (await api.get("/api/v1/analytics/funnel")).data
     assert {s["status"]: s["count"] for s in f["stages"] if s["count"]} == {
-        "new": 1, "shipped": 1, "rejected": 1}
+        "new": 1,
+        "shipped": 1,
+        "rejected": 1,
+    }
     assert f["averageDays"]["capturedToShipped"] < 1
 
     rm = (await api.get("/api/v1/analytics/roadmap")).data
@@ -69,12 +83,21 @@ async def test_ideas_made_and_decided_through_the_api_show_everywhere(api: Api) 
 
     rev = await _eventually(top)
     assert rev is not None, "the link never reached the idea's ARR"
-    assert rev["topIdeas"] == [{"id": exports, "ideaServiceId": made[2]["ideaServiceId"],
-                                "title": "Exports", "status": "new", "totalCustomerARR": 5000,
-                                "customerCount": 1}]
+    assert rev["topIdeas"] == [
+        {
+            "id": exports,
+            "ideaServiceId": made[2]["ideaServiceId"],
+            "title": "Exports",
+            "status": "new",
+            "totalCustomerARR": 5000,
+            "customerCount": 1,
+        }
+    ]
 
     rows = (await api.get("/api/v1/export/ideas", params={"include_customer_count": True})).json
     assert {r["id"]: r["customerCount"] for r in rows} == {dark: 0, sso: 0, exports: 1}
     decided = (await api.get("/api/v1/export/decisions")).json
     assert {r["id"]: r["closureCategory"] for r in decided} == {
-        dark: "shipped", sso: "rejected_scope"}
+        dark: "shipped",
+        sso: "rejected_scope",
+    }

@@ -21,19 +21,27 @@ SCOPE = {"sort": "createdAt", "order": "desc", "status": "new"}
 
 def test_cursor_round_trip() -> None:
     token = encode_cursor(SECRET, SCOPE, ["2024-01-01T00:00:00Z", "7b0c"])
-    assert decode_cursor(SECRET, token, dict(reversed(SCOPE.items()))) == \
-        ["2024-01-01T00:00:00Z", "7b0c"]
+    assert decode_cursor(SECRET, token, dict(reversed(SCOPE.items()))) == [
+        "2024-01-01T00:00:00Z",
+        "7b0c",
+    ]
 
 
-@pytest.mark.parametrize("mangle", [
-    lambda t: t[:-2] + ("AA" if not t.endswith("AA") else "BB"),          # signature
-    lambda t: base64.urlsafe_b64encode(b'{"s":"x","v":[1]}').decode().rstrip("=")
-    + "." + t.split(".")[1],                                              # payload swapped
-    lambda t: t.replace(".", ""),                                         # no separator
-    lambda t: "garbage",
-    lambda t: "",
-    lambda t: "!!!.???",
-])
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        lambda t: t[:-2] + ("AA" if not t.endswith("AA") else "BB"),  # signature
+        lambda t: (
+            base64.urlsafe_b64encode(b'{"s":"x","v":[1]}').decode().rstrip("=")
+            + "."
+            + t.split(".")[1]
+        ),  # payload swapped
+        lambda t: t.replace(".", ""),  # no separator
+        lambda t: "garbage",
+        lambda t: "",
+        lambda t: "!!!.???",
+    ],
+)
 def test_tampered_cursor_is_a_validation_error(mangle) -> None:  # type: ignore[no-untyped-def]
     token = encode_cursor(SECRET, SCOPE, [1, "a"])
     with pytest.raises(ValidationFailed) as err:
@@ -76,8 +84,12 @@ def test_internal_token_list_sends_the_first() -> None:
 
 def test_page_info_has_no_cursor_on_the_last_page() -> None:
     assert page_info(25, False, "x") == {"limit": 25, "hasMore": False, "nextCursor": None}
-    assert page_info(10, True, "c", total=3) == {"limit": 10, "hasMore": True,
-                                                 "nextCursor": "c", "total": 3}
+    assert page_info(10, True, "c", total=3) == {
+        "limit": 10,
+        "hasMore": True,
+        "nextCursor": "c",
+        "total": 3,
+    }
 
 
 class Item(Body):
@@ -89,16 +101,19 @@ class Batch(Body):
     note: str | None = None
 
 
-@pytest.mark.parametrize("raw, field", [
-    (b'{"ideas": [{"title": "a"}, {"title": 3}]}', "ideas[1].title"),
-    (b'{"ideas": [{"title": "a"}, {"title": ""}]}', "ideas[1].title"),
-    (b'{"ideas": [{"title": "a", "x": 1}]}', "ideas[0].x"),
-    (b'{"ideas": []}', "ideas"),
-    (b'{"ideas": [{"title": "a"}], "extra": true}', "extra"),
-    (b'{"note": "n"}', "ideas"),
-    (b'{"ideas": "no"}', "ideas"),
-    (b'[]', "body"),
-])
+@pytest.mark.parametrize(
+    "raw, field",
+    [
+        (b'{"ideas": [{"title": "a"}, {"title": 3}]}', "ideas[1].title"),
+        (b'{"ideas": [{"title": "a"}, {"title": ""}]}', "ideas[1].title"),
+        (b'{"ideas": [{"title": "a", "x": 1}]}', "ideas[0].x"),
+        (b'{"ideas": []}', "ideas"),
+        (b'{"ideas": [{"title": "a"}], "extra": true}', "extra"),
+        (b'{"note": "n"}', "ideas"),
+        (b'{"ideas": "no"}', "ideas"),
+        (b"[]", "body"),
+    ],
+)
 def test_validation_names_the_field(raw: bytes, field: str) -> None:
     with pytest.raises(ValidationFailed) as err:
         validate_json(raw, Batch)
@@ -136,24 +151,28 @@ def test_query_model_rejects_unknown() -> None:
 SECRETS = {"INTERNAL_TOKEN": secrets.token_urlsafe(32), "CURSOR_SECRET": secrets.token_urlsafe(32)}
 
 
-@pytest.mark.parametrize("kind, env, name", [
-    (GatewaySettings, {"GATEWAY_PORT": "eighty"}, "GATEWAY_PORT"),
-    (Settings, {"IDEAS_PORT": "0"}, "IDEAS_PORT"),
-    (WebhooksSettings, {"WEBHOOK_TIMEOUT_S": "-1"}, "WEBHOOK_TIMEOUT_S"),
-    (WebhooksSettings, {"WEBHOOK_ALLOW_HTTP": "maybe"}, "WEBHOOK_ALLOW_HTTP"),
-    (Settings, {"IDEAS_URLS": "ftp://x"}, "IDEAS_URLS"),
-    (WebhooksSettings, {"WEBHOOK_RETRY_SCHEDULE": "0,a"}, "WEBHOOK_RETRY_SCHEDULE"),
-    (WebhooksSettings, {"WEBHOOK_RETRY_SCHEDULE": "0,-5"}, "WEBHOOK_RETRY_SCHEDULE"),
-    (Settings, {"LOG_FORMAT": "xml"}, "LOG_FORMAT"),
-    (GatewaySettings, {"UNAUTHENTICATED_RPM": "0"}, "UNAUTHENTICATED_RPM"),
-    (GatewaySettings, {"TRUSTED_PROXIES": "10.0.0.0/8, ingress"}, "TRUSTED_PROXIES"),
-    (Settings, {"HTTP_HEADER_TIMEOUT_S": "0"}, "HTTP_HEADER_TIMEOUT_S"),
-    (Settings, {"HTTP_KEEPALIVE_TIMEOUT_S": "soon"}, "HTTP_KEEPALIVE_TIMEOUT_S"),
-    (GatewaySettings, {"KEY_CACHE_SIZE": "0"}, "KEY_CACHE_SIZE"),
-    (GatewaySettings, {"GATEWAY_METRICS_PORT": "x"}, "GATEWAY_METRICS_PORT"),
-])
-def test_bad_settings_name_the_variable(kind: type[Settings], env: dict[str, str],
-                                        name: str) -> None:
+@pytest.mark.parametrize(
+    "kind, env, name",
+    [
+        (GatewaySettings, {"GATEWAY_PORT": "eighty"}, "GATEWAY_PORT"),
+        (Settings, {"IDEAS_PORT": "0"}, "IDEAS_PORT"),
+        (WebhooksSettings, {"WEBHOOK_TIMEOUT_S": "-1"}, "WEBHOOK_TIMEOUT_S"),
+        (WebhooksSettings, {"WEBHOOK_ALLOW_HTTP": "maybe"}, "WEBHOOK_ALLOW_HTTP"),
+        (Settings, {"IDEAS_URLS": "ftp://x"}, "IDEAS_URLS"),
+        (WebhooksSettings, {"WEBHOOK_RETRY_SCHEDULE": "0,a"}, "WEBHOOK_RETRY_SCHEDULE"),
+        (WebhooksSettings, {"WEBHOOK_RETRY_SCHEDULE": "0,-5"}, "WEBHOOK_RETRY_SCHEDULE"),
+        (Settings, {"LOG_FORMAT": "xml"}, "LOG_FORMAT"),
+        (GatewaySettings, {"UNAUTHENTICATED_RPM": "0"}, "UNAUTHENTICATED_RPM"),
+        (GatewaySettings, {"TRUSTED_PROXIES": "10.0.0.0/8, ingress"}, "TRUSTED_PROXIES"),
+        (Settings, {"HTTP_HEADER_TIMEOUT_S": "0"}, "HTTP_HEADER_TIMEOUT_S"),
+        (Settings, {"HTTP_KEEPALIVE_TIMEOUT_S": "soon"}, "HTTP_KEEPALIVE_TIMEOUT_S"),
+        (GatewaySettings, {"KEY_CACHE_SIZE": "0"}, "KEY_CACHE_SIZE"),
+        (GatewaySettings, {"GATEWAY_METRICS_PORT": "x"}, "GATEWAY_METRICS_PORT"),
+    ],
+)
+def test_bad_settings_name_the_variable(
+    kind: type[Settings], env: dict[str, str], name: str
+) -> None:
     """Each process reads the common variables and its own (services/<s>/settings.py)."""
     with pytest.raises(SettingsError, match=name):
         kind.from_env({**SECRETS, **env})
@@ -163,14 +182,22 @@ def test_settings_defaults_and_overrides() -> None:
     s = GatewaySettings.from_env(SECRETS)
     assert s.gateway_port == 8080 and s.ideas_urls == ("http://127.0.0.1:8081",)
     assert s.unauthenticated_rpm == 60 and s.export_per_hour == 10
-    assert (s.internal_token, s.cursor_secret) == (SECRETS["INTERNAL_TOKEN"],
-                                                   SECRETS["CURSOR_SECRET"])
-    s = WebhooksSettings.from_env({**SECRETS, "IDEAS_URLS": "http://a:1/, http://b:2",
-                           "WEBHOOK_RETRY_SCHEDULE": "0,1,1"})
+    assert (s.internal_token, s.cursor_secret) == (
+        SECRETS["INTERNAL_TOKEN"],
+        SECRETS["CURSOR_SECRET"],
+    )
+    s = WebhooksSettings.from_env(
+        {**SECRETS, "IDEAS_URLS": "http://a:1/, http://b:2", "WEBHOOK_RETRY_SCHEDULE": "0,1,1"}
+    )
     assert s.ideas_urls == ("http://a:1", "http://b:2")
     assert s.webhook_retry_schedule == (0.0, 1.0, 1.0)
-    s = GatewaySettings.from_env({**SECRETS, "TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,fd00::/8",
-                           "HTTP_KEEPALIVE_TIMEOUT_S": "20"})
+    s = GatewaySettings.from_env(
+        {
+            **SECRETS,
+            "TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,fd00::/8",
+            "HTTP_KEEPALIVE_TIMEOUT_S": "20",
+        }
+    )
     assert s.trusted_proxies == ("10.0.0.0/8", "192.168.1.7", "fd00::/8")
     assert s.peer_idle_s == 10 and Settings.from_env(SECRETS).peer_idle_s == 30
 
@@ -178,7 +205,7 @@ def test_settings_defaults_and_overrides() -> None:
 BAD_SECRETS = [
     ("", "not set"),
     ("x7Gq2-short", "too short"),
-    ("Q" * 31 + "z", None),                              # 32 characters, but two distinct
+    ("Q" * 31 + "z", None),  # 32 characters, but two distinct
     ("CHANGE_ME", "too short"),
     ("CHANGE_ME-CHANGE_ME-CHANGE_ME-CHANGE_ME", "placeholder"),
     ("dev-internal-token-not-a-secret-k8s-dev", "placeholder"),
@@ -191,7 +218,8 @@ BAD_SECRETS = [
 @pytest.mark.parametrize("name", ["INTERNAL_TOKEN", "CURSOR_SECRET"])
 @pytest.mark.parametrize("value, why", BAD_SECRETS)
 def test_unusable_secrets_are_refused_by_name_without_quoting_them(
-        name: str, value: str, why: str | None) -> None:
+    name: str, value: str, why: str | None
+) -> None:
     """Unset, under 32 characters or a placeholder: the error names the variable, not the value."""
     env = {**SECRETS}
     if value:
@@ -220,7 +248,15 @@ def test_one_serializer_writes_date_times_money_and_dates_in_one_form() -> None:
     from libs.common.render import dumps
 
     plus_two = timezone(timedelta(hours=2))
-    body = dumps({"b": datetime(2024, 5, 1, 11, 30, tzinfo=plus_two), "a": date(2024, 5, 1),
-                  "arr": Decimal("50000.0"), "mrr": Decimal("1234.50"), "n": None})
-    assert body == (b'{"b":"2024-05-01T09:30:00.000000Z","a":"2024-05-01","arr":50000,'
-                    b'"mrr":1234.5,"n":null}')
+    body = dumps(
+        {
+            "b": datetime(2024, 5, 1, 11, 30, tzinfo=plus_two),
+            "a": date(2024, 5, 1),
+            "arr": Decimal("50000.0"),
+            "mrr": Decimal("1234.50"),
+            "n": None,
+        }
+    )
+    assert body == (
+        b'{"b":"2024-05-01T09:30:00.000000Z","a":"2024-05-01","arr":50000,"mrr":1234.5,"n":null}'
+    )

@@ -21,18 +21,26 @@ from services.ideas.settings import IdeasSettings
 from services.webhooks.settings import WebhooksSettings
 
 PROCESSES: dict[str, type[Settings]] = {
-    "gateway": GatewaySettings, "ideas": IdeasSettings, "customers": CustomersSettings,
-    "webhooks": WebhooksSettings, "analytics": AnalyticsSettings}
+    "gateway": GatewaySettings,
+    "ideas": IdeasSettings,
+    "customers": CustomersSettings,
+    "webhooks": WebhooksSettings,
+    "analytics": AnalyticsSettings,
+}
 
 ROOT = Path(__file__).resolve().parents[2]
-SECRETS = {"INTERNAL_TOKEN": "Kx8-" + "q1W2e3R4t5Y6u7I8o9P0" * 2,
-           "CURSOR_SECRET": "Cz7-" + "a1S2d3F4g5H6j7K8l9Z0" * 2}
+SECRETS = {
+    "INTERNAL_TOKEN": "Kx8-" + "q1W2e3R4t5Y6u7I8o9P0" * 2,
+    "CURSOR_SECRET": "Cz7-" + "a1S2d3F4g5H6j7K8l9Z0" * 2,
+}
 
 
 async def session_timeouts(pool: object) -> tuple[str, str]:
     async with db.cursor(pool) as cur:  # type: ignore[arg-type]
-        await cur.execute("SELECT current_setting('statement_timeout'),"
-                          " current_setting('idle_in_transaction_session_timeout')")
+        await cur.execute(
+            "SELECT current_setting('statement_timeout'),"
+            " current_setting('idle_in_transaction_session_timeout')"
+        )
         row = await cur.fetchone()
     return row[0], row[1]
 
@@ -48,9 +56,13 @@ async def test_each_process_pool_has_its_own_timeouts(database_url: str) -> None
         finally:
             pool.close()
             await pool.wait_closed()
-    assert seen == {"gateway": ("5s", "10s"), "ideas": ("30s", "30s"),
-                    "customers": ("30s", "30s"), "webhooks": ("30s", "30s"),
-                    "analytics": ("1min", "150s")}
+    assert seen == {
+        "gateway": ("5s", "10s"),
+        "ideas": ("30s", "30s"),
+        "customers": ("30s", "30s"),
+        "webhooks": ("30s", "30s"),
+        "analytics": ("1min", "150s"),
+    }
 
 
 def test_timeouts_are_configurable_by_environment() -> None:
@@ -61,16 +73,21 @@ def test_timeouts_are_configurable_by_environment() -> None:
     env = {**SECRETS, "DB_IDLE_TX_TIMEOUT_S": "7", "EXPORT_DEADLINE_S": "60"}
     assert IdeasSettings.from_env(env).db_timeouts() == (30.0, 7.0)
     assert AnalyticsSettings.from_env(env).db_timeouts() == (60.0, 7.0)
-    assert AnalyticsSettings.from_env({**SECRETS, "EXPORT_DEADLINE_S": "60"}).db_timeouts(
-        ) == (60.0, 90.0)
+    assert AnalyticsSettings.from_env({**SECRETS, "EXPORT_DEADLINE_S": "60"}).db_timeouts() == (
+        60.0,
+        90.0,
+    )
 
 
 def test_every_pool_is_made_by_the_one_helper() -> None:
     """No code opens a pool but `db.create_pool`, so no pool goes without the timeouts."""
-    offenders = [str(path.relative_to(ROOT)) for base in ("services", "libs", "bench")
-                 for path in (ROOT / base).rglob("*.py")
-                 if re.search(r"aiopg\.(create_pool|Pool)\(", path.read_text())
-                 and path != ROOT / "libs" / "common" / "db.py"]
+    offenders = [
+        str(path.relative_to(ROOT))
+        for base in ("services", "libs", "bench")
+        for path in (ROOT / base).rglob("*.py")
+        if re.search(r"aiopg\.(create_pool|Pool)\(", path.read_text())
+        and path != ROOT / "libs" / "common" / "db.py"
+    ]
     assert offenders == []
 
 

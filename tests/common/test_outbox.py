@@ -19,8 +19,14 @@ import pytest
 
 from libs.api.topology import QUEUES
 from libs.common import db
-from libs.common.messaging import (DELIVERY_LIMIT, Broker, Consumer, OutboxRelay, add_event,
-                                   event_body)
+from libs.common.messaging import (
+    DELIVERY_LIMIT,
+    Broker,
+    Consumer,
+    OutboxRelay,
+    add_event,
+    event_body,
+)
 from tests.support import chaos
 from tests.support.processes import AMQP_URL, ROOT
 
@@ -40,15 +46,22 @@ class Rig:
         ids = []
         for i in range(n):
             async with db.transaction(self.pool) as cur:
-                eid = await add_event(cur, self.schema, ROUTING_KEY, WORKSPACE,
-                                      {"tag": tag, "i": i}, request_id=f"req-{tag}-{i}")
+                eid = await add_event(
+                    cur,
+                    self.schema,
+                    ROUTING_KEY,
+                    WORKSPACE,
+                    {"tag": tag, "i": i},
+                    request_id=f"req-{tag}-{i}",
+                )
             ids.append(str(eid))
         return ids
 
     async def effects(self) -> dict[str, int]:
         async with db.cursor(self.pool) as cur:
-            rows = await db.fetchall(cur, f"SELECT event_id::text AS id, applied"
-                                          f" FROM {self.schema}.effects")
+            rows = await db.fetchall(
+                cur, f"SELECT event_id::text AS id, applied FROM {self.schema}.effects"
+            )
         return {r["id"]: r["applied"] for r in rows}
 
     async def wait_for(self, ids: list[str], timeout: float) -> dict[str, int]:
@@ -68,9 +81,16 @@ async def declare_queue(broker: Broker) -> None:
     name = broker.queue_name(CONSUMER)
     dead = await ch.declare_queue(f"{name}.dead", durable=True)
     await dead.bind(dlx, routing_key=name)
-    queue = await ch.declare_queue(name, durable=True, arguments={
-        "x-queue-type": "quorum", "x-delivery-limit": DELIVERY_LIMIT,
-        "x-dead-letter-exchange": broker.dlx_name, "x-dead-letter-routing-key": name})
+    queue = await ch.declare_queue(
+        name,
+        durable=True,
+        arguments={
+            "x-queue-type": "quorum",
+            "x-delivery-limit": DELIVERY_LIMIT,
+            "x-dead-letter-exchange": broker.dlx_name,
+            "x-dead-letter-routing-key": name,
+        },
+    )
     await queue.bind(broker.exchange_name, routing_key=ROUTING_KEY)
     await ch.close()
 
@@ -80,7 +100,8 @@ async def apply(cur: aiopg.Cursor, event: dict[str, Any], schema: str) -> None:
     await cur.execute(
         f"INSERT INTO {schema}.effects (event_id, applied) VALUES (%s, 1)"
         f" ON CONFLICT (event_id) DO UPDATE SET applied = {schema}.effects.applied + 1",
-        (event["id"],))
+        (event["id"],),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -88,19 +109,23 @@ async def rig(database_url: str) -> AsyncIterator[Rig]:
     schema = f"evtest_{secrets.token_hex(4)}"
     prefix = f"imsevt{secrets.token_hex(4)}"
     pool = await db.create_pool(database_url, maxsize=5)
-    templates = [(ROOT / "libs/common/migrations" / name).read_text()
-                 for name in ("outbox.sql", "outbox_headers.sql")]
+    templates = [
+        (ROOT / "libs/common/migrations" / name).read_text()
+        for name in ("outbox.sql", "outbox_headers.sql")
+    ]
     async with db.cursor(pool) as cur:
         await cur.execute(f"CREATE SCHEMA {schema}")
         for template in templates:
             await cur.execute(template.format(schema=schema))
-        await cur.execute(f"CREATE TABLE {schema}.effects (event_id uuid PRIMARY KEY,"
-                          " applied integer NOT NULL)")
+        await cur.execute(
+            f"CREATE TABLE {schema}.effects (event_id uuid PRIMARY KEY, applied integer NOT NULL)"
+        )
     broker = Broker(AMQP_URL, prefix, "ims-evtest", QUEUES)
     await broker.connect()
     await declare_queue(broker)
-    consumer = Consumer(pool, broker, CONSUMER, schema,
-                        lambda cur, ev: apply(cur, ev, schema), prefetch=16)
+    consumer = Consumer(
+        pool, broker, CONSUMER, schema, lambda cur, ev: apply(cur, ev, schema), prefetch=16
+    )
     await consumer.start()
     relay = OutboxRelay(pool, database_url, schema, broker, interval=0.2)
     relay_task = asyncio.create_task(relay.run())

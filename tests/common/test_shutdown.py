@@ -19,8 +19,13 @@ async def test_sigterm_during_startup_is_honoured(system: System, service: str) 
     for delay in (0.6, 0.9, 1.3, 2.0):
         env[f"{service.upper()}_PORT"] = str(free_port())
         env["AMQP_PREFIX"] = system.amqp_prefix
-        proc = subprocess.Popen([sys.executable, "-m", f"services.{service}"], cwd=ROOT, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", f"services.{service}"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         await asyncio.sleep(delay)
         proc.send_signal(signal.SIGTERM)
         try:

@@ -24,15 +24,25 @@ BAD = [  # (value or None for unset, words the message must hold)
 
 
 async def start(service: str, name: str, value: str | None) -> tuple[int, str]:
-    env = {**os.environ, "INTERNAL_TOKEN": secrets.token_urlsafe(32),
-           "CURSOR_SECRET": secrets.token_urlsafe(32), "LOG_FORMAT": "json"}
+    env = {
+        **os.environ,
+        "INTERNAL_TOKEN": secrets.token_urlsafe(32),
+        "CURSOR_SECRET": secrets.token_urlsafe(32),
+        "LOG_FORMAT": "json",
+    }
     if value is None:
         del env[name]
     else:
         env[name] = value
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", f"services.{service}", cwd=ROOT, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        f"services.{service}",
+        cwd=ROOT,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
     except asyncio.TimeoutError:
@@ -59,9 +69,18 @@ async def test_the_admin_cli_needs_neither_secret(database_url: str) -> None:
     """`ideasctl` signs and serves nothing: it runs with both secrets unset."""
     env = {k: v for k, v in os.environ.items() if k not in ("INTERNAL_TOKEN", "CURSOR_SECRET")}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "services.ctl", "workspace", "create", "--name", "No secrets",
-        cwd=ROOT, env={**env, "DATABASE_URL": database_url},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "services.ctl",
+        "workspace",
+        "create",
+        "--name",
+        "No secrets",
+        cwd=ROOT,
+        env={**env, "DATABASE_URL": database_url},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
     assert proc.returncode == 0, err.decode()
     assert orjson.loads(out)["name"] == "No secrets"

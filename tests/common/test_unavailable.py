@@ -28,5 +28,4 @@ def test_other_errors_are_not() -> None:
 
 def test_the_answer() -> None:
     err = DatabaseUnavailable()
-    assert (err.status, err.code, err.headers) == (503, "service_unavailable",
-                                                   {"Retry-After": "1"})
+    assert (err.status, err.code, err.headers) == (503, "service_unavailable", {"Retry-After": "1"})

@@ -67,8 +67,9 @@ async def test_internal_token_is_required(client: TestClient) -> None:
     assert r.status == 401
     r = await client.post("/echo", json={"name": "a"}, headers=H)
     assert r.status == 200
-    assert await r.json() == {"data": {"name": "a",
-                                       "workspace": "00000000-0000-0000-0000-000000000007"}}
+    assert await r.json() == {
+        "data": {"name": "a", "workspace": "00000000-0000-0000-0000-000000000007"}
+    }
     assert (await client.get("/healthz")).status == 200
 
 
@@ -76,21 +77,29 @@ async def test_every_internal_token_of_a_rotation_is_accepted() -> None:
     """INTERNAL_TOKEN "new,old": a service takes calls carrying either (from gateways not yet
     rolled and from those rolled), and refuses any other token."""
     new, old = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
-    rolling = Settings.from_env({"INTERNAL_TOKEN": f"{new},{old}",
-                                 "CURSOR_SECRET": secrets.token_urlsafe(32)})
+    rolling = Settings.from_env(
+        {"INTERNAL_TOKEN": f"{new},{old}", "CURSOR_SECRET": secrets.token_urlsafe(32)}
+    )
     app = create_app(rolling, "unit", internal=True)
     app.router.add_post("/echo", echo)
     async with TestClient(TestServer(app)) as c:
-        for token, status in ((new, 200), (old, 200), (f"{new},{old}", 401),
-                              ("tok", 401), ("", 401)):
+        for token, status in (
+            (new, 200),
+            (old, 200),
+            (f"{new},{old}", 401),
+            ("tok", 401),
+            ("", 401),
+        ):
             r = await c.post("/echo", json={"name": "a"}, headers={**H, H_TOKEN: token})
             assert r.status == status, token
 
 
 async def test_error_envelope(client: TestClient) -> None:
-    cases = {"/conflict": (409, {"code": "conflict", "message": "taken", "field": "name"}),
-             "/bad": (400, {"code": "validation_error", "message": "nope", "field": "items[2].x"}),
-             "/nowhere": (404, None)}
+    cases = {
+        "/conflict": (409, {"code": "conflict", "message": "taken", "field": "name"}),
+        "/bad": (400, {"code": "validation_error", "message": "nope", "field": "items[2].x"}),
+        "/nowhere": (404, None),
+    }
     for path, (status, error) in cases.items():
         r = await client.get(path, headers=H)
         body = await r.json()
@@ -115,8 +124,11 @@ async def test_unexpected_error_hides_its_detail(client: TestClient) -> None:
 
 
 async def test_body_over_one_mib_is_413(client: TestClient) -> None:
-    r = await client.post("/echo", data=io.BytesIO(b"{" + b" " * (1024 * 1024) + b"}"),
-                          headers={**H, "Content-Type": "application/json"})
+    r = await client.post(
+        "/echo",
+        data=io.BytesIO(b"{" + b" " * (1024 * 1024) + b"}"),
+        headers={**H, "Content-Type": "application/json"},
+    )
     assert r.status == 413
     assert (await r.json())["error"]["code"] == "validation_error"
 
@@ -125,8 +137,11 @@ async def test_bad_bodies(client: TestClient) -> None:
     r = await client.post("/echo", data=b"{", headers=H)
     assert r.status == 400 and (await r.json())["error"]["code"] == "invalid_json"
     r = await client.post("/echo", data=b"", headers=H)
-    assert (await r.json())["error"] == {"code": "validation_error",
-                                         "message": "Request body is required", "field": "body"}
+    assert (await r.json())["error"] == {
+        "code": "validation_error",
+        "message": "Request body is required",
+        "field": "body",
+    }
     r = await client.post("/echo", json={"name": 1}, headers=H)
     assert (await r.json())["error"]["field"] == "name"
 

@@ -22,14 +22,56 @@ E = "/api/v1/export"
 DATED = ("ideas-over-time", "decisions", "funnel", "signals", "categories")
 KINDS = ("ideas", "customers", "decisions", "signals")
 IDEA_FIELDS = {
-    "id", "ideaServiceId", "title", "summary", "status", "source", "category", "ideaType", "url",
-    "destination", "destinationIssueId", "destinationIssueUrl", "voteCount", "publicVoteCount",
-    "requestCount", "signalCount", "rice", "validation", "decisionReason", "decidedAt",
-    "closureCategory", "decisionOwnerName", "decisionDeadline", "totalCustomerARR",
-    "lastActivityAt", "lastSignalAt", "uniqueSourceCount", "averageSentiment", "workItemStatus",
-    "shippedAt", "productId", "actionable", "createdAt", "roadmapStageId", "mergedIntoId"}
-SIGNAL_FIELDS = {"id", "platform", "userId", "userName", "userEmail", "content", "similarity",
-                 "sentiment", "sentimentScore", "autoLinkedCustomerId", "detectedAt", "createdAt"}
+    "id",
+    "ideaServiceId",
+    "title",
+    "summary",
+    "status",
+    "source",
+    "category",
+    "ideaType",
+    "url",
+    "destination",
+    "destinationIssueId",
+    "destinationIssueUrl",
+    "voteCount",
+    "publicVoteCount",
+    "requestCount",
+    "signalCount",
+    "rice",
+    "validation",
+    "decisionReason",
+    "decidedAt",
+    "closureCategory",
+    "decisionOwnerName",
+    "decisionDeadline",
+    "totalCustomerARR",
+    "lastActivityAt",
+    "lastSignalAt",
+    "uniqueSourceCount",
+    "averageSentiment",
+    "workItemStatus",
+    "shippedAt",
+    "productId",
+    "actionable",
+    "createdAt",
+    "roadmapStageId",
+    "mergedIntoId",
+}
+SIGNAL_FIELDS = {
+    "id",
+    "platform",
+    "userId",
+    "userName",
+    "userEmail",
+    "content",
+    "similarity",
+    "sentiment",
+    "sentimentScore",
+    "autoLinkedCustomerId",
+    "detectedAt",
+    "createdAt",
+}
 
 
 @pytest.fixture
@@ -51,13 +93,18 @@ def iso_day(text: str) -> date:
 
 # ---- section 8: ranges, enums, defaults --------------------------------------------------
 
+
 @pytest.mark.parametrize("report", DATED)
-async def test_start_after_end_and_over_two_years_on_every_dated_report(api: Api, report: str) -> None:
-    r = await api.get(f"{A}/{report}", params={"start": "2024-03-02T00:00:00Z",
-                                                "end": "2024-03-01T00:00:00Z"})
+async def test_start_after_end_and_over_two_years_on_every_dated_report(
+    api: Api, report: str
+) -> None:
+    r = await api.get(
+        f"{A}/{report}", params={"start": "2024-03-02T00:00:00Z", "end": "2024-03-01T00:00:00Z"}
+    )
     assert (r.status, r.error["code"], r.error["field"]) == (400, "validation_error", "start")
-    r = await api.get(f"{A}/{report}", params={"start": "2020-01-01T00:00:00Z",
-                                                "end": "2022-06-01T00:00:00Z"})
+    r = await api.get(
+        f"{A}/{report}", params={"start": "2020-01-01T00:00:00Z", "end": "2022-06-01T00:00:00Z"}
+    )
     assert (r.status, r.error["code"]) == (400, "validation_error")
     assert r.error["field"] in ("start", "end")
 
@@ -95,21 +142,33 @@ async def test_empty_workspace_averages_are_null_and_buckets_zero(api: Api) -> N
     """Nothing to average: null; every bucket present with zero."""
     params = {"start": "2024-01-01T00:00:00Z", "end": "2024-01-21T00:00:00Z"}
     d = (await api.get(f"{A}/decisions", params={**params, "period": "week"})).data
-    assert d == {"summary": {"total": 0, "averageDaysToDecision": None, "byOutcome": {}},
-                 "byOwner": [],
-                 "overTime": [{"start": s, "count": 0}
-                              for s in ("2024-01-01", "2024-01-08", "2024-01-15")]}
+    assert d == {
+        "summary": {"total": 0, "averageDaysToDecision": None, "byOutcome": {}},
+        "byOwner": [],
+        "overTime": [{"start": s, "count": 0} for s in ("2024-01-01", "2024-01-08", "2024-01-15")],
+    }
     f = (await api.get(f"{A}/funnel", params=params)).data
-    assert f["averageDays"] == {"capturedToDecided": None, "capturedToShipped": None,
-                                "decidedToShipped": None}
+    assert f["averageDays"] == {
+        "capturedToDecided": None,
+        "capturedToShipped": None,
+        "decidedToShipped": None,
+    }
     assert all(s["averageRiceScore"] is None and s["count"] == 0 for s in f["stages"])
     s = (await api.get(f"{A}/signals", params=params)).data
-    assert s["overTime"] == [{"start": d, "count": 0, "averageSentiment": None}
-                             for d in ("2024-01-01", "2024-01-08", "2024-01-15")]
+    assert s["overTime"] == [
+        {"start": d, "count": 0, "averageSentiment": None}
+        for d in ("2024-01-01", "2024-01-08", "2024-01-15")
+    ]
     assert s["byPlatform"] == [] and s["bySentiment"] == []
     rice = (await api.get(f"{A}/summary")).data["rice"]
-    assert rice == {"averageReach": None, "averageImpact": None, "averageConfidence": None,
-                    "averageEffort": None, "averageScore": None, "scoredCount": 0}
+    assert rice == {
+        "averageReach": None,
+        "averageImpact": None,
+        "averageConfidence": None,
+        "averageEffort": None,
+        "averageScore": None,
+        "scoredCount": 0,
+    }
 
 
 async def test_group_by_product_and_breakdown_only_with_group_by(api: Api, db: Db) -> None:
@@ -129,6 +188,7 @@ async def test_group_by_product_and_breakdown_only_with_group_by(api: Api, db: D
 
 # ---- section 8: meanings -------------------------------------------------------------------
 
+
 async def test_active_is_the_workspace_active_ideas(api: Api) -> None:
     ids = []
     for title in ("a", "b", "c", "d", "e"):
@@ -147,8 +207,14 @@ async def test_active_is_the_workspace_active_ideas(api: Api) -> None:
 
 async def test_summary_roadmap_and_revenue_cover_all_time(api: Api, db: Db) -> None:
     """An idea made three years ago counts in the reports without a range."""
-    db.idea(category="old", total_customer_arr=700, customer_count=1, created_at=ago(3 * 365),
-            status="shipped", shipped_at=ago(3 * 365))
+    db.idea(
+        category="old",
+        total_customer_arr=700,
+        customer_count=1,
+        created_at=ago(3 * 365),
+        status="shipped",
+        shipped_at=ago(3 * 365),
+    )
     s = (await api.get(f"{A}/summary")).data
     assert s["ideas"]["total"] == 1 and s["categories"] == [{"category": "old", "count": 1}]
     assert (await api.get(f"{A}/roadmap")).data["unstagedCount"] == 1
@@ -159,19 +225,34 @@ async def test_summary_roadmap_and_revenue_cover_all_time(api: Api, db: Db) -> N
 async def test_overdue_only_when_undecided_past_the_deadline(api: Api, db: Db) -> None:
     owner = {"decision_owner_email": "dana@x.io", "decision_owner_name": "Dana"}
     db.idea(status="under_review", decision_deadline=ago(2), **owner)
-    db.idea(status="rejected", decision_deadline=ago(2), decided_at=ago(1),
-            closure_category="rejected_scope", **owner)
+    db.idea(
+        status="rejected",
+        decision_deadline=ago(2),
+        decided_at=ago(1),
+        closure_category="rejected_scope",
+        **owner,
+    )
     db.idea(status="under_review", decision_deadline=ago(-2), **owner)
     db.idea(status="deleted", decision_deadline=ago(2), **owner)
     rows = (await api.get(f"{A}/decisions")).data["byOwner"]
-    assert rows == [{"owner": "dana@x.io", "name": "Dana", "total": 1, "overdue": 1,
-                     "averageDaysToDecision": rows[0]["averageDaysToDecision"]}]
+    assert rows == [
+        {
+            "owner": "dana@x.io",
+            "name": "Dana",
+            "total": 1,
+            "overdue": 1,
+            "averageDaysToDecision": rows[0]["averageDaysToDecision"],
+        }
+    ]
 
 
 # ---- section 9: exports --------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("kind", KINDS)
-async def test_limit_over_ten_thousand_is_refused_on_every_kind(new_workspace: Any, kind: str) -> None:
+async def test_limit_over_ten_thousand_is_refused_on_every_kind(
+    new_workspace: Any, kind: str
+) -> None:
     ws: Workspace = await new_workspace(plan="pro")
     for bad in ("10001", "0", "ten"):
         r = await ws.api.get(f"{E}/{kind}", params={"limit": bad})
@@ -214,11 +295,14 @@ async def test_csv_guard_applies_to_text_cells_only(api: Api, db: Db) -> None:
     assert cells["signalCount"] == "0"
 
 
-@pytest.mark.parametrize(("scopes", "allowed"), [
-    ("ideas:read", {"ideas", "decisions", "signals"}),
-    ("customers:read", {"customers"}),
-    ("analytics:read", set()),
-])
+@pytest.mark.parametrize(
+    ("scopes", "allowed"),
+    [
+        ("ideas:read", {"ideas", "decisions", "signals"}),
+        ("customers:read", {"customers"}),
+        ("analytics:read", set()),
+    ],
+)
 async def test_export_scopes(new_workspace: Any, scopes: str, allowed: set[str]) -> None:
     ws: Workspace = await new_workspace(plan="growth", scopes=scopes)
     for kind in KINDS:

@@ -16,8 +16,11 @@ async def test_bodies_that_are_not_objects_name_the_body(api: Api) -> None:
     """JSON that is not an object, or no body at all, is 400 validation_error on `body`."""
     for raw in (b"[]", b"null", b'"x"', b"5"):
         r = await api.post("/api/v1/ideas", body=raw, headers=JSON)
-        assert r.status == 400 and r.error == {"code": "validation_error", "field": "body",
-                                               "message": r.error["message"]}, raw
+        assert r.status == 400 and r.error == {
+            "code": "validation_error",
+            "field": "body",
+            "message": r.error["message"],
+        }, raw
     r = await api.post("/api/v1/customers", body=b"", headers=JSON)
     assert r.status == 400 and r.error["code"] == "validation_error"
 
@@ -26,11 +29,17 @@ async def test_invalid_json_on_every_body_method(api: Api) -> None:
     """A body that is not JSON is 400 invalid_json on POST, PATCH and PUT routes alike."""
     idea = (await api.post("/api/v1/ideas", json={"title": "t"})).data["id"]
     customer = (await api.post("/api/v1/customers", json={"name": "c"})).data["id"]
-    routes = [("POST", "/api/v1/ideas/batch"), ("PATCH", "/api/v1/ideas/batch/status"),
-              ("PATCH", f"/api/v1/ideas/{idea}"), ("PUT", f"/api/v1/ideas/{idea}/roadmap"),
-              ("POST", f"/api/v1/ideas/{idea}/vote"), ("POST", f"/api/v1/ideas/{idea}/customers"),
-              ("POST", "/api/v1/customers"), ("PATCH", f"/api/v1/customers/{customer}"),
-              ("POST", "/api/v1/automation/ideas")]
+    routes = [
+        ("POST", "/api/v1/ideas/batch"),
+        ("PATCH", "/api/v1/ideas/batch/status"),
+        ("PATCH", f"/api/v1/ideas/{idea}"),
+        ("PUT", f"/api/v1/ideas/{idea}/roadmap"),
+        ("POST", f"/api/v1/ideas/{idea}/vote"),
+        ("POST", f"/api/v1/ideas/{idea}/customers"),
+        ("POST", "/api/v1/customers"),
+        ("PATCH", f"/api/v1/customers/{customer}"),
+        ("POST", "/api/v1/automation/ideas"),
+    ]
     for method, path in routes:
         r = await api.request(method, path, body=b'{"title": "x",}', headers=JSON)
         assert r.status == 400 and r.error["code"] == "invalid_json", (method, path)
@@ -49,12 +58,17 @@ async def test_body_over_one_mebibyte_is_413(api: Api) -> None:
 async def test_wrong_method_on_known_paths_is_405(api: Api) -> None:
     """Known paths with another method answer 405 method_not_allowed and `Allow` their methods."""
     idea = (await api.post("/api/v1/ideas", json={"title": "t"})).data["id"]
-    for method, path in (("DELETE", "/api/v1/ideas"), ("GET", "/api/v1/ideas/batch"),
-                         ("POST", f"/api/v1/ideas/{idea}"), ("GET", f"/api/v1/ideas/{idea}/vote"),
-                         ("DELETE", f"/api/v1/customers/{uuid.uuid4()}"),
-                         ("PUT", "/api/v1/workspace"), ("POST", "/api/v1/roadmap/stages"),
-                         ("GET", "/api/v1/automation/webhooks/subscribe"),
-                         ("DELETE", "/api/v1/automation/ideas")):
+    for method, path in (
+        ("DELETE", "/api/v1/ideas"),
+        ("GET", "/api/v1/ideas/batch"),
+        ("POST", f"/api/v1/ideas/{idea}"),
+        ("GET", f"/api/v1/ideas/{idea}/vote"),
+        ("DELETE", f"/api/v1/customers/{uuid.uuid4()}"),
+        ("PUT", "/api/v1/workspace"),
+        ("POST", "/api/v1/roadmap/stages"),
+        ("GET", "/api/v1/automation/webhooks/subscribe"),
+        ("DELETE", "/api/v1/automation/ideas"),
+    ):
         r = await api.request(method, path)
         assert r.status == 405 and r.error["code"] == "method_not_allowed", (method, path)
         assert method not in r.headers["Allow"].split(", ") and r.headers["Allow"], r.headers
@@ -62,13 +76,20 @@ async def test_wrong_method_on_known_paths_is_405(api: Api) -> None:
 
 async def test_non_uuid_ids_are_not_found_everywhere(api: Api) -> None:
     """Every `{id}` route answers 404 not_found to an id that is not a UUID."""
-    for method, path in (("GET", "/api/v1/ideas/x/votes"), ("POST", "/api/v1/ideas/x/vote"),
-                         ("GET", "/api/v1/ideas/x/signals"), ("GET", "/api/v1/ideas/x/decisions"),
-                         ("GET", "/api/v1/ideas/x/evidence"), ("PUT", "/api/v1/ideas/x/roadmap"),
-                         ("DELETE", "/api/v1/ideas/x"), ("GET", "/api/v1/ideas/x/customers"),
-                         ("PATCH", "/api/v1/customers/x"), ("GET", "/api/v1/customers/x/ideas"),
-                         ("GET", "/api/v1/webhooks/x"),
-                         ("DELETE", "/api/v1/automation/webhooks/subscribe/x")):
+    for method, path in (
+        ("GET", "/api/v1/ideas/x/votes"),
+        ("POST", "/api/v1/ideas/x/vote"),
+        ("GET", "/api/v1/ideas/x/signals"),
+        ("GET", "/api/v1/ideas/x/decisions"),
+        ("GET", "/api/v1/ideas/x/evidence"),
+        ("PUT", "/api/v1/ideas/x/roadmap"),
+        ("DELETE", "/api/v1/ideas/x"),
+        ("GET", "/api/v1/ideas/x/customers"),
+        ("PATCH", "/api/v1/customers/x"),
+        ("GET", "/api/v1/customers/x/ideas"),
+        ("GET", "/api/v1/webhooks/x"),
+        ("DELETE", "/api/v1/automation/webhooks/subscribe/x"),
+    ):
         r = await api.request(method, path, json={"stageId": None} if method == "PUT" else None)
         assert r.status == 404 and r.error["code"] == "not_found", (method, path)
 
@@ -79,11 +100,12 @@ async def test_automation_routes_need_their_scopes(system, ws) -> None:
     writer = ws.api.with_key((await ws.new_key(system.database_url, scopes="ideas:write"))["key"])
     assert (await writer.get("/api/v1/automation/auth")).json["valid"] is True
     assert (await reader.get("/api/v1/automation/ideas")).status == 200
-    for client, method, path in ((writer, "GET", "/api/v1/automation/ideas"),
-                                 (reader, "POST", "/api/v1/automation/ideas"),
-                                 (writer, "POST", "/api/v1/automation/webhooks/subscribe"),
-                                 (reader, "DELETE",
-                                  f"/api/v1/automation/webhooks/subscribe/{uuid.uuid4()}")):
+    for client, method, path in (
+        (writer, "GET", "/api/v1/automation/ideas"),
+        (reader, "POST", "/api/v1/automation/ideas"),
+        (writer, "POST", "/api/v1/automation/webhooks/subscribe"),
+        (reader, "DELETE", f"/api/v1/automation/webhooks/subscribe/{uuid.uuid4()}"),
+    ):
         r = await client.request(method, path, json={"title": "t"} if method == "POST" else None)
         assert r.status == 403 and r.error["code"] == "insufficient_scope", (method, path)
     r = await writer.post("/api/v1/automation/ideas", json={"title": "t"})
@@ -93,14 +115,19 @@ async def test_automation_routes_need_their_scopes(system, ws) -> None:
 async def test_nul_characters_are_validation_errors(api: Api) -> None:
     """U+0000 (which PostgreSQL text cannot hold) is 400 naming the field, never a 500."""
     idea = (await api.post("/api/v1/ideas", json={"title": "t"})).data["id"]
-    cases = [("POST", "/api/v1/ideas", {"title": "a\0b"}, "title"),
-             ("POST", "/api/v1/ideas/batch", {"ideas": [{"title": "a"}, {"title": "b\0"}]},
-              "ideas[1].title"),
-             ("PATCH", f"/api/v1/ideas/{idea}", {"summary": "\0"}, "summary"),
-             ("POST", f"/api/v1/ideas/{idea}/vote", {"voter": "v\0"}, "voter"),
-             ("POST", "/api/v1/customers", {"name": "a", "metadata": {"k\0": 1}}, "metadata"),
-             ("POST", "/api/v1/automation/ideas", {"title": "x", "authorName": "\0"},
-              "authorName")]
+    cases = [
+        ("POST", "/api/v1/ideas", {"title": "a\0b"}, "title"),
+        (
+            "POST",
+            "/api/v1/ideas/batch",
+            {"ideas": [{"title": "a"}, {"title": "b\0"}]},
+            "ideas[1].title",
+        ),
+        ("PATCH", f"/api/v1/ideas/{idea}", {"summary": "\0"}, "summary"),
+        ("POST", f"/api/v1/ideas/{idea}/vote", {"voter": "v\0"}, "voter"),
+        ("POST", "/api/v1/customers", {"name": "a", "metadata": {"k\0": 1}}, "metadata"),
+        ("POST", "/api/v1/automation/ideas", {"title": "x", "authorName": "\0"}, "authorName"),
+    ]
     for method, path, body, field in cases:
         r = await api.request(method, path, json=body)
         assert r.status == 400 and r.error["field"] == field, (path, r.json)

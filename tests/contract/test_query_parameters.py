@@ -17,7 +17,8 @@ from tests.support.openapi_check import OpenApi
 NOT_RFC3339 = ("0.5", "1700000000", "2024-01-01", "2024-01-01T00:00:00")
 # A valid one, with a fraction and an offset, inside every report's two-year range.
 RECENT = (datetime.now(timezone(timedelta(hours=2))) - timedelta(days=1)).isoformat(
-    timespec="milliseconds")
+    timespec="milliseconds"
+)
 
 
 def _is_date_time(schema: dict[str, Any]) -> bool:
@@ -34,7 +35,8 @@ def query_parameters(openapi: OpenApi) -> Iterator[tuple[str, dict[str, Any], di
 
 
 async def test_date_time_parameters_refuse_anything_but_rfc3339(
-        new_workspace: Any, openapi: OpenApi) -> None:
+    new_workspace: Any, openapi: OpenApi
+) -> None:
     """`0.5`, a Unix time, a bare date or a date-time without offset: 400 naming the parameter."""
     found: dict[str, list[str]] = {}
     for path, _, param in query_parameters(openapi):
@@ -49,7 +51,11 @@ async def test_date_time_parameters_refuse_anything_but_rfc3339(
                 r = await api.get(path, params={name: value})
                 assert r.status == 400, (path, name, value, r.status)
                 assert r.error["code"] == "validation_error" and r.error["field"] == name, (
-                    path, name, value, r.json)
+                    path,
+                    name,
+                    value,
+                    r.json,
+                )
         r = await api.get(path, params={names[0]: RECENT})
         assert r.status == 200, (path, r.json)
 
@@ -60,8 +66,10 @@ async def test_empty_cursor_is_the_first_page_on_every_paginated_list(api: Api) 
     customer = (await api.post("/api/v1/customers", json={"name": "Paged"})).data["id"]
     r = await api.post(f"/api/v1/ideas/{idea}/customers", json={"customerId": customer})
     assert r.status == 200, r.json
-    hook = await api.post("/api/v1/webhooks", json={"targetUrl": "https://hooks.example.com/p",
-                                                    "events": ["idea.created"]})
+    hook = await api.post(
+        "/api/v1/webhooks",
+        json={"targetUrl": "https://hooks.example.com/p", "events": ["idea.created"]},
+    )
     assert hook.status == 200, hook.json
     ids = {"ideas": idea, "customers": customer, "webhooks": hook.data["id"]}
     paths = sorted({path for path, _, p in query_parameters(api.openapi) if p["name"] == "cursor"})

@@ -23,10 +23,14 @@ from tests.webhooks.support import Receiver
 I = "/api/v1/ideas"
 # docs/webhooks.md: the delivery envelope, and `data` of each event type.
 ENVELOPE = ["id", "type", "createdAt", "workspaceId", "data"]
-DATA = {"idea.status_changed": ["idea", "previousStatus"], "idea.voted": ["idea", "vote"],
-        "idea.assigned": ["idea", "previousRoadmapStageId"],
-        "idea.signal_detected": ["idea", "signal"], "customer.created": ["customer"],
-        "customer.updated": ["customer"]}
+DATA = {
+    "idea.status_changed": ["idea", "previousStatus"],
+    "idea.voted": ["idea", "vote"],
+    "idea.assigned": ["idea", "previousRoadmapStageId"],
+    "idea.signal_detected": ["idea", "signal"],
+    "customer.created": ["customer"],
+    "customer.updated": ["customer"],
+}
 
 
 class Recorder(Api):
@@ -51,10 +55,12 @@ async def receiver() -> Any:
 
 def test_sql_and_python_write_a_date_time_alike(system: System) -> None:
     """public.ims_json_ts (SQL) and render.timestamp (Python) give the same text."""
-    moments = [datetime(2024, 5, 1, 9, 30, tzinfo=timezone.utc),
-               datetime(2024, 5, 1, 9, 30, 0, 120000, tzinfo=timezone.utc),
-               datetime(999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc),
-               datetime.fromisoformat("2024-02-29T23:00:00.000001-05:00")]
+    moments = [
+        datetime(2024, 5, 1, 9, 30, tzinfo=timezone.utc),
+        datetime(2024, 5, 1, 9, 30, 0, 120000, tzinfo=timezone.utc),
+        datetime(999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc),
+        datetime.fromisoformat("2024-02-29T23:00:00.000001-05:00"),
+    ]
     conn = psycopg2.connect(system.database_url, options="-c timezone=Asia/Kolkata")
     with conn, conn.cursor() as cur:
         for moment in moments:
@@ -67,30 +73,66 @@ def test_sql_and_python_write_a_date_time_alike(system: System) -> None:
 
 async def scenario(api: Api, system: System, ws_id: str, hook_url: str) -> dict[str, Any]:
     """A realistic session that reaches every route of the route table at least once."""
-    sub = (await api.post("/api/v1/webhooks", json={
-        "name": "all", "targetUrl": hook_url, "events": list(DATA) + [
-            "idea.created", "idea.updated", "idea.scored", "idea.deleted"]})).data
+    sub = (
+        await api.post(
+            "/api/v1/webhooks",
+            json={
+                "name": "all",
+                "targetUrl": hook_url,
+                "events": list(DATA)
+                + ["idea.created", "idea.updated", "idea.scored", "idea.deleted"],
+            },
+        )
+    ).data
     conn = psycopg2.connect(system.database_url)
     try:
         seed(conn, ws_id, 40, 8, 7)  # every resource with realistic rows, dates in the past
     finally:
         conn.close()
     await api.get("/api/v1/automation/auth")
-    idea = (await api.post(I, json={"title": "Dark mode", "summary": "Please add one",
-                                    "category": "feature", "url": "https://x.example/1"})).data
+    idea = (
+        await api.post(
+            I,
+            json={
+                "title": "Dark mode",
+                "summary": "Please add one",
+                "category": "feature",
+                "url": "https://x.example/1",
+            },
+        )
+    ).data
     path = f"{I}/{idea['id']}"
     batch = (await api.post(f"{I}/batch", json={"ideas": [{"title": "A"}, {"title": "B"}]})).data
-    await api.patch(path, json={"riceReach": 500, "riceImpact": 2, "riceConfidence": 0.8,
-                                "riceEffort": 4, "status": "planned", "decisionReason": "Q3"})
+    await api.patch(
+        path,
+        json={
+            "riceReach": 500,
+            "riceImpact": 2,
+            "riceConfidence": 0.8,
+            "riceEffort": 4,
+            "status": "planned",
+            "decisionReason": "Q3",
+        },
+    )
     await api.patch(path, json={"status": "shipped"})
     await api.post(f"{path}/vote", json={"voter": "ada", "value": 1})
     await api.get(f"{path}/votes")
     stages = (await api.get("/api/v1/roadmap/stages")).data
     await api.put(f"{path}/roadmap", json={"stageId": stages[0]["id"]})
-    customer = (await api.post("/api/v1/customers", json={
-        "name": "Globex", "email": "it@globex.example", "arr": 120000.5, "mrr": 10000,
-        "plan": "pro", "externalId": "gx-1",
-        "metadata": {"tier": "gold", "seats": 5, "nested": {"b": 1, "a": [1, 2.5]}}})).data
+    customer = (
+        await api.post(
+            "/api/v1/customers",
+            json={
+                "name": "Globex",
+                "email": "it@globex.example",
+                "arr": 120000.5,
+                "mrr": 10000,
+                "plan": "pro",
+                "externalId": "gx-1",
+                "metadata": {"tier": "gold", "seats": 5, "nested": {"b": 1, "a": [1, 2.5]}},
+            },
+        )
+    ).data
     cpath = f"/api/v1/customers/{customer['id']}"
     await api.patch(cpath, json={"arr": 130000})
     await api.post(f"{path}/customers", json={"customerId": customer["id"]})
@@ -98,35 +140,62 @@ async def scenario(api: Api, system: System, ws_id: str, hook_url: str) -> dict[
     await api.get(f"{cpath}/ideas")
     await api.get(f"{path}/customers")
     await api.get("/api/v1/customers", params={"limit": 3})
-    await api.post("/api/v1/automation/ideas", json={"title": "From chat", "url": "https://c/1",
-                                                     "authorName": "Grace", "source": "slack"})
-    await api.post("/api/v1/automation/ideas", json={"title": "Again", "url": "https://c/1",
-                                                     "source": "discord"})
+    await api.post(
+        "/api/v1/automation/ideas",
+        json={"title": "From chat", "url": "https://c/1", "authorName": "Grace", "source": "slack"},
+    )
+    await api.post(
+        "/api/v1/automation/ideas",
+        json={"title": "Again", "url": "https://c/1", "source": "discord"},
+    )
     await api.get("/api/v1/automation/ideas")
-    hook = (await api.post("/api/v1/automation/webhooks/subscribe",
-                           json={"hookUrl": "https://127.0.0.1:9/h"})).json
+    hook = (
+        await api.post(
+            "/api/v1/automation/webhooks/subscribe", json={"hookUrl": "https://127.0.0.1:9/h"}
+        )
+    ).json
     await api.delete(f"/api/v1/automation/webhooks/subscribe/{hook['id']}")
     page = (await api.get(I, params={"limit": 5})).json
     await api.get(I, params={"limit": 5, "cursor": page["pagination"]["nextCursor"]})
     seeded = [i["id"] for i in (await api.get(I, params={"limit": 100})).data]
-    for sub_path in ("", "/signals", "/decisions", "/evidence", "/participants", "/meetings",
-                     "/support-tickets"):
+    for sub_path in (
+        "",
+        "/signals",
+        "/decisions",
+        "/evidence",
+        "/participants",
+        "/meetings",
+        "/support-tickets",
+    ):
         for some in seeded[:12] + [idea["id"]]:  # seeded ideas have the sub-resources
             await api.get(f"{I}/{some}{sub_path}")
     for name in ("workspace", "tags", "products", "members"):
         await api.get(f"/api/v1/{name}")
-    for name in ("summary", "ideas-over-time", "decisions", "funnel", "signals", "roadmap",
-                 "revenue-impact", "categories"):
+    for name in (
+        "summary",
+        "ideas-over-time",
+        "decisions",
+        "funnel",
+        "signals",
+        "roadmap",
+        "revenue-impact",
+        "categories",
+    ):
         await api.get(f"/api/v1/analytics/{name}")
-    twin = (await api.post(f"{I}/batch", json={"ideas": [
-        {"title": "Dark theme", "summary": "A darker look"}]})).data["ideas"][0]
+    twin = (
+        await api.post(
+            f"{I}/batch", json={"ideas": [{"title": "Dark theme", "summary": "A darker look"}]}
+        )
+    ).data["ideas"][0]
     await api.post(f"{I}/{twin['id']}/vote", json={"voter": "bob", "value": 1})
     await api.post(f"{I}/{twin['id']}/merge", json={"intoId": idea["id"]})
     await api.post(f"{I}/{twin['id']}/unmerge")
     await api.get(f"{path}/similar", params={"limit": 3})
     await api.post(f"{I}/similar", json={"title": "Night mode", "limit": 3})
-    await api.patch(f"{I}/batch/status", json={"ids": [b["id"] for b in batch["ideas"]],
-                                               "status": "archived", "reason": "dup"})
+    await api.patch(
+        f"{I}/batch/status",
+        json={"ids": [b["id"] for b in batch["ideas"]], "status": "archived", "reason": "dup"},
+    )
     await api.delete(f"{I}/{batch['ideas'][0]['id']}")
     await api.get(f"{I}/not-a-uuid")  # an error answer is rendered the same way
     await api.get("/api/v1/webhooks")
@@ -134,7 +203,8 @@ async def scenario(api: Api, system: System, ws_id: str, hook_url: str) -> dict[
 
 
 async def test_every_answer_payload_and_export_has_the_one_form(
-        new_workspace: Any, system: System, receiver: Receiver) -> None:
+    new_workspace: Any, system: System, receiver: Receiver
+) -> None:
     """Keys in the document's order, compact, date-times in the one form, everywhere."""
     ws = await new_workspace()
     api = Recorder(ws.api)
@@ -147,8 +217,9 @@ async def test_every_answer_payload_and_export_has_the_one_form(
     await asyncio.sleep(0.5)  # the last deliveries are recorded; the detail lists them
     await api.get(f"/api/v1/webhooks/{sub['id']}")
     # the self-service routes: the delivery log, a delivery, a redelivery, a ping, a rotation
-    page = (await api.get(f"/api/v1/webhooks/{sub['id']}/deliveries",
-                          params={"limit": 5})).json["data"]
+    page = (await api.get(f"/api/v1/webhooks/{sub['id']}/deliveries", params={"limit": 5})).json[
+        "data"
+    ]
     one = next(d for d in page if d["status"] != "pending")
     await api.get(f"/api/v1/webhooks/{sub['id']}/deliveries/{one['id']}")
     r = await api.post(f"/api/v1/webhooks/{sub['id']}/deliveries/{one['id']}/redeliver")
@@ -157,8 +228,11 @@ async def test_every_answer_payload_and_export_has_the_one_form(
     await api.post(f"/api/v1/webhooks/{sub['id']}/rotate-secret", json={"expiresInSeconds": 0})
     await api.patch(f"/api/v1/webhooks/{sub['id']}", json={"name": "Renamed"})
     await api.delete(f"/api/v1/webhooks/{sub['id']}")
-    r = await api.post("/api/v1/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                       headers={"Accept": "application/json, text/event-stream"})
+    r = await api.post(
+        "/api/v1/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Accept": "application/json, text/event-stream"},
+    )
     assert r.status == 200, r.body
 
     covered = set()
@@ -169,8 +243,11 @@ async def test_every_answer_payload_and_export_has_the_one_form(
         if resp.headers.get("Content-Type", "").startswith("application/json"):
             schema = check.response_schema(method, path, resp.status)
             check.body(resp.body, schema, f"{method} {path} {resp.status}")
-    documented = {op["operationId"] for p in api.openapi.doc["paths"].values()  # type: ignore[union-attr]
-                  for op in p.values()} - {"openapi"}
+    documented = {
+        op["operationId"]
+        for p in api.openapi.doc["paths"].values()  # type: ignore[union-attr]
+        for op in p.values()
+    } - {"openapi"}
     assert covered == documented, f"extend the scenario to {sorted(documented - covered)}"
 
     answered = {(m, p): r.body for m, p, r in api.seen if r.status < 300}
@@ -199,7 +276,7 @@ async def test_every_answer_payload_and_export_has_the_one_form(
 def inner(body: bytes) -> bytes:
     """The `data` member's text of a `{"data": ...}` body."""
     assert body.startswith(b'{"data":') and body.endswith(b"}")
-    return body[len(b'{"data":'):-1]
+    return body[len(b'{"data":') : -1]
 
 
 async def every_type(receiver: Receiver, path: str, timeout: float = 20.0) -> list[Any]:
@@ -218,8 +295,13 @@ async def every_type(receiver: Receiver, path: str, timeout: float = 20.0) -> li
 
 async def check_exports(api: Api, check: FormCheck) -> int:
     """Every export in JSON and CSV: records in the one form; CSV date-times likewise."""
-    kinds = [("ideas", {"include_tags": "true", "include_customer_count": "true"}),
-             ("ideas", {}), ("customers", {}), ("decisions", {}), ("signals", {})]
+    kinds = [
+        ("ideas", {"include_tags": "true", "include_customer_count": "true"}),
+        ("ideas", {}),
+        ("customers", {}),
+        ("decisions", {}),
+        ("signals", {}),
+    ]
     n = 0
     for kind, extra in kinds:
         path = f"/api/v1/export/{kind}"
@@ -235,7 +317,10 @@ async def check_exports(api: Api, check: FormCheck) -> int:
         assert len(table) > 2, kind
         for row in table[1:]:
             for column, cell in zip(table[0], row):
-                check.string(cell, f"export {kind}.csv {column}",
-                             column.endswith(("At", "Deadline")) and cell != "")
+                check.string(
+                    cell,
+                    f"export {kind}.csv {column}",
+                    column.endswith(("At", "Deadline")) and cell != "",
+                )
         n += 1
     return n

@@ -78,8 +78,9 @@ class Tap:
 
     async def republish(self, event: dict[str, Any]) -> None:
         """Deliver an event again, as a relay replica or a redelivery would."""
-        await self.exchange.publish(aio_pika.Message(orjson.dumps(event), message_id=event["id"]),
-                                    routing_key=event["type"])
+        await self.exchange.publish(
+            aio_pika.Message(orjson.dumps(event), message_id=event["id"]), routing_key=event["type"]
+        )
 
 
 @pytest.fixture

@@ -25,8 +25,7 @@ async def all_pages(api: Api, **params: Any) -> tuple[list[dict[str, Any]], set[
 async def test_sorts_and_pages(api: Api) -> None:
     """Every sort and order pages through all customers once, by key then id, nulls last."""
     arrs = [300, None, 100, 300, None, 200, 50.5]
-    made = [await new_customer(api, name=f"{chr(70 - i)}-cust", arr=a)
-            for i, a in enumerate(arrs)]
+    made = [await new_customer(api, name=f"{chr(70 - i)}-cust", arr=a) for i, a in enumerate(arrs)]
     for sort, key in (("createdAt", "createdAt"), ("arr", "arr"), ("name", "name")):
         for order in ("asc", "desc"):
             got, totals = await all_pages(api, sort=sort, order=order, limit=2)
@@ -34,8 +33,9 @@ async def test_sorts_and_pages(api: Api) -> None:
             assert sorted(c["id"] for c in got) == sorted(c["id"] for c in made)
             present = [c for c in made if c[key] is not None]
             expect = sorted(present, key=lambda c: (c[key], c["id"]), reverse=order == "desc")
-            nulls = sorted((c for c in made if c[key] is None), key=lambda c: c["id"],
-                           reverse=order == "desc")
+            nulls = sorted(
+                (c for c in made if c[key] is None), key=lambda c: c["id"], reverse=order == "desc"
+            )
             assert [c["id"] for c in got] == [c["id"] for c in expect + nulls], (sort, order)
 
 
@@ -54,8 +54,9 @@ async def test_search_matches_name_email_domain(api: Api) -> None:
     c = await new_customer(api, name="Third", domain="my-globex.net")
     await new_customer(api, name="Initech", email="x@initech.io", domain="initech.io")
     await new_customer(api, name="Glo bex")
-    r = await api.get("/api/v1/customers", params={"search": "gLoBeX", "sort": "name",
-                                                   "order": "asc"})
+    r = await api.get(
+        "/api/v1/customers", params={"search": "gLoBeX", "sort": "name", "order": "asc"}
+    )
     assert {x["id"] for x in r.data} == {a["id"], b["id"], c["id"]}
     assert r.json["pagination"]["total"] == 3
     r = await api.get("/api/v1/customers", params={"search": "100%_"})
@@ -78,15 +79,23 @@ async def test_filters(api: Api) -> None:
 
 async def test_bad_query_and_foreign_cursor(api: Api) -> None:
     """Bad parameters and a cursor of another sort or forged answer 400 naming the parameter."""
-    for params, field in (({"sort": "email"}, "sort"), ({"order": "up"}, "order"),
-                          ({"limit": 0}, "limit"), ({"limit": 101}, "limit"),
-                          ({"min_arr": "lots"}, "min_arr"), ({"search": "x" * 201}, "search"),
-                          ({"cursor": "garbage"}, "cursor"), ({"colour": "red"}, "colour")):
+    for params, field in (
+        ({"sort": "email"}, "sort"),
+        ({"order": "up"}, "order"),
+        ({"limit": 0}, "limit"),
+        ({"limit": 101}, "limit"),
+        ({"min_arr": "lots"}, "min_arr"),
+        ({"search": "x" * 201}, "search"),
+        ({"cursor": "garbage"}, "cursor"),
+        ({"colour": "red"}, "colour"),
+    ):
         r = await api.get("/api/v1/customers", params=params)
         assert r.status == 400 and r.error["field"] == field, (params, r.body)
     for _ in range(3):
         await new_customer(api, arr=1)
-    cursor = (await api.get("/api/v1/customers", params={"limit": 1})).json["pagination"]["nextCursor"]
+    cursor = (await api.get("/api/v1/customers", params={"limit": 1})).json["pagination"][
+        "nextCursor"
+    ]
     r = await api.get("/api/v1/customers", params={"limit": 1, "sort": "arr", "cursor": cursor})
     assert r.status == 400 and r.error["field"] == "cursor"
 

@@ -13,9 +13,19 @@ from tests.support.api import Api
 async def test_create_returns_customer_full(api: Api) -> None:
     """A created customer has every CustomerFull field, source api, and its metadata as given."""
     meta = {"tier": "gold", "seats": 40, "nested": {"a": [1, 2.5, None, True]}, "ünï": "çødé"}
-    r = await api.post("/api/v1/customers", json={
-        "name": "Acme", "email": "ops@acme.io", "domain": "acme.io", "arr": 120000.5, "mrr": 10000,
-        "plan": "enterprise", "externalId": "crm-1", "metadata": meta})
+    r = await api.post(
+        "/api/v1/customers",
+        json={
+            "name": "Acme",
+            "email": "ops@acme.io",
+            "domain": "acme.io",
+            "arr": 120000.5,
+            "mrr": 10000,
+            "plan": "enterprise",
+            "externalId": "crm-1",
+            "metadata": meta,
+        },
+    )
     assert r.status == 200, r.body
     c = r.data
     assert c["name"] == "Acme" and c["email"] == "ops@acme.io" and c["domain"] == "acme.io"
@@ -37,10 +47,16 @@ async def test_minimal_create_has_nulls(api: Api) -> None:
 async def test_create_validation_names_the_field(api: Api) -> None:
     """Bad bodies answer 400 validation_error naming the field; nothing is created."""
     cases = [
-        ({}, "name"), ({"name": ""}, "name"), ({"name": "x" * 256}, "name"),
-        ({"name": 5}, "name"), ({"name": "a", "arr": -1}, "arr"), ({"name": "a", "arr": "10"}, "arr"),
-        ({"name": "a", "mrr": True}, "mrr"), ({"name": "a", "metadata": [1]}, "metadata"),
-        ({"name": "a", "email": "not-an-email"}, "email"), ({"name": "a", "colour": "red"}, "colour"),
+        ({}, "name"),
+        ({"name": ""}, "name"),
+        ({"name": "x" * 256}, "name"),
+        ({"name": 5}, "name"),
+        ({"name": "a", "arr": -1}, "arr"),
+        ({"name": "a", "arr": "10"}, "arr"),
+        ({"name": "a", "mrr": True}, "mrr"),
+        ({"name": "a", "metadata": [1]}, "metadata"),
+        ({"name": "a", "email": "not-an-email"}, "email"),
+        ({"name": "a", "colour": "red"}, "colour"),
     ]
     for body, field in cases:
         r = await api.post("/api/v1/customers", json=body)
@@ -66,8 +82,9 @@ async def test_metadata_over_16_kib_is_refused_on_create_and_update(api: Api) ->
         assert r.status == 400 and r.error["code"] == "validation_error", r.json
         assert r.error["field"] == "metadata" and "16 KiB" in r.error["message"]
     small = await new_customer(api, metadata={"tier": "gold"})
-    r = await api.patch(f"/api/v1/customers/{small['id']}",
-                        json={"name": "Renamed", "metadata": metadata_of(16385)})
+    r = await api.patch(
+        f"/api/v1/customers/{small['id']}", json={"name": "Renamed", "metadata": metadata_of(16385)}
+    )
     assert r.status == 400 and r.error["field"] == "metadata", r.json
     assert (await api.get(f"/api/v1/customers/{small['id']}")).data == small
     assert (await api.get("/api/v1/customers")).json["pagination"]["total"] == 2
@@ -87,8 +104,9 @@ async def test_external_id_unique_per_workspace(api: Api, new_workspace) -> None
 
 async def test_update_keeps_omitted_and_null_clears(api: Api) -> None:
     """PATCH changes the given fields, keeps the omitted ones, and null clears."""
-    c = await new_customer(api, email="a@b.co", domain="b.co", arr=100, plan="pro",
-                           metadata={"k": 1})
+    c = await new_customer(
+        api, email="a@b.co", domain="b.co", arr=100, plan="pro", metadata={"k": 1}
+    )
     r = await api.patch(f"/api/v1/customers/{c['id']}", json={"arr": 250.25, "email": None})
     assert r.status == 200, r.body
     u = r.data
@@ -104,8 +122,12 @@ async def test_update_keeps_omitted_and_null_clears(api: Api) -> None:
 async def test_update_validation(api: Api) -> None:
     """An empty body, a null name or a bad value: 400 and nothing changes."""
     c = await new_customer(api, arr=10)
-    for body, field in (({}, "body"), ({"name": None}, "name"), ({"arr": -5}, "arr"),
-                        ({"unknown": 1}, "unknown")):
+    for body, field in (
+        ({}, "body"),
+        ({"name": None}, "name"),
+        ({"arr": -5}, "arr"),
+        ({"unknown": 1}, "unknown"),
+    ):
         r = await api.patch(f"/api/v1/customers/{c['id']}", json=body)
         assert r.status == 400 and r.error["field"] == field, (body, r.body)
     assert (await api.get(f"/api/v1/customers/{c['id']}")).data == c
@@ -115,8 +137,11 @@ async def test_other_workspace_and_unknown_are_not_found(api: Api, new_workspace
     """Another workspace's customer, an unknown id and a non-UUID id are 404 not_found."""
     other = await new_workspace()
     theirs = await new_customer(other.api)
-    for path in (f"/api/v1/customers/{theirs['id']}", f"/api/v1/customers/{uuid.uuid4()}",
-                 "/api/v1/customers/not-a-uuid"):
+    for path in (
+        f"/api/v1/customers/{theirs['id']}",
+        f"/api/v1/customers/{uuid.uuid4()}",
+        "/api/v1/customers/not-a-uuid",
+    ):
         r = await api.get(path)
         assert r.status == 404 and r.error["code"] == "not_found", path
         r = await api.patch(path, json={"name": "x"})
@@ -136,11 +161,13 @@ async def test_scopes(system, ws) -> None:
 async def test_events_carry_customer_full(api: Api, ws, tap: Tap) -> None:
     """customer.created and customer.updated carry exactly the CustomerFull the API answered."""
     c = await new_customer(api, arr=5, metadata={"x": [1, {"y": None}]})
-    created = await tap.wait_for(lambda e: e["type"] == "customer.created"
-                                 and e["data"]["customer"]["id"] == c["id"])
+    created = await tap.wait_for(
+        lambda e: e["type"] == "customer.created" and e["data"]["customer"]["id"] == c["id"]
+    )
     assert created["data"] == {"customer": c} and created["workspaceId"] == ws.id
     u = (await api.patch(f"/api/v1/customers/{c['id']}", json={"plan": "scale"})).data
-    updated = await tap.wait_for(lambda e: e["type"] == "customer.updated"
-                                 and e["data"]["customer"]["id"] == c["id"])
+    updated = await tap.wait_for(
+        lambda e: e["type"] == "customer.updated" and e["data"]["customer"]["id"] == c["id"]
+    )
     assert updated["data"] == {"customer": u}
     assert set(updated) == {"id", "type", "createdAt", "workspaceId", "data"}

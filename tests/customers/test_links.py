@@ -29,8 +29,12 @@ async def test_second_link_conflicts(api: Api) -> None:
     r = await api.post(f"/api/v1/ideas/{idea['id']}/customers", json={"customerId": customer["id"]})
     assert r.status == 409 and r.error["code"] == "conflict"
     other = await new_customer(api)
-    rs = await asyncio.gather(*(api.post(f"/api/v1/ideas/{idea['id']}/customers",
-                                         json={"customerId": other["id"]}) for _ in range(5)))
+    rs = await asyncio.gather(
+        *(
+            api.post(f"/api/v1/ideas/{idea['id']}/customers", json={"customerId": other["id"]})
+            for _ in range(5)
+        )
+    )
     assert sorted(r.status for r in rs) == [200, 409, 409, 409, 409]
     assert (await api.get(f"/api/v1/customers/{other['id']}")).data["ideaCount"] == 1
 
@@ -40,24 +44,35 @@ async def test_missing_or_foreign_side_is_not_found(api: Api, new_workspace) -> 
     other = await new_workspace()
     idea, customer = await new_idea(api), await new_customer(api)
     their_idea, their_customer = await new_idea(other.api), await new_customer(other.api)
-    cases = [(str(uuid.uuid4()), customer["id"]), (idea["id"], str(uuid.uuid4())),
-             (their_idea["id"], customer["id"]), (idea["id"], their_customer["id"]),
-             ("not-a-uuid", customer["id"])]
+    cases = [
+        (str(uuid.uuid4()), customer["id"]),
+        (idea["id"], str(uuid.uuid4())),
+        (their_idea["id"], customer["id"]),
+        (idea["id"], their_customer["id"]),
+        ("not-a-uuid", customer["id"]),
+    ]
     for idea_id, customer_id in cases:
         r = await api.post(f"/api/v1/ideas/{idea_id}/customers", json={"customerId": customer_id})
         assert r.status == 404 and r.error["code"] == "not_found", (idea_id, customer_id)
     assert (await api.get(f"/api/v1/customers/{customer['id']}")).data["ideaCount"] == 0
     assert (await api.get(f"/api/v1/ideas/{idea['id']}/customers")).data == []
-    for path in (f"/api/v1/ideas/{their_idea['id']}/customers", f"/api/v1/ideas/{uuid.uuid4()}/customers",
-                 f"/api/v1/customers/{their_customer['id']}/ideas", f"/api/v1/customers/{uuid.uuid4()}/ideas"):
+    for path in (
+        f"/api/v1/ideas/{their_idea['id']}/customers",
+        f"/api/v1/ideas/{uuid.uuid4()}/customers",
+        f"/api/v1/customers/{their_customer['id']}/ideas",
+        f"/api/v1/customers/{uuid.uuid4()}/ideas",
+    ):
         r = await api.get(path)
         assert r.status == 404 and r.error["code"] == "not_found", path
 
 
 async def test_link_body_validation(api: Api) -> None:
     idea = await new_idea(api)
-    for body, field in (({}, "customerId"), ({"customerId": "nope"}, "customerId"),
-                        ({"customerId": str(uuid.uuid4()), "x": 1}, "x")):
+    for body, field in (
+        ({}, "customerId"),
+        ({"customerId": "nope"}, "customerId"),
+        ({"customerId": str(uuid.uuid4()), "x": 1}, "x"),
+    ):
         r = await api.post(f"/api/v1/ideas/{idea['id']}/customers", json=body)
         assert r.status == 400 and r.error["field"] == field, (body, r.body)
 
@@ -69,7 +84,9 @@ async def test_customers_of_an_idea(api: Api) -> None:
     linked = [await link(api, idea["id"], c["id"]) for c in made]
     got, cursor = [], None
     for _ in range(5):
-        r = await api.get(f"/api/v1/ideas/{idea['id']}/customers", params={"limit": 2, "cursor": cursor})
+        r = await api.get(
+            f"/api/v1/ideas/{idea['id']}/customers", params={"limit": 2, "cursor": cursor}
+        )
         assert r.status == 200, r.body
         got += r.data
         cursor = r.json["pagination"]["nextCursor"]
@@ -77,10 +94,23 @@ async def test_customers_of_an_idea(api: Api) -> None:
             break
     assert [c["id"] for c in got] == [c["id"] for c in reversed(made)]
     first = got[-1]
-    assert set(first) == {"id", "name", "email", "domain", "arr", "mrr", "plan", "source", "linkedAt"}
+    assert set(first) == {
+        "id",
+        "name",
+        "email",
+        "domain",
+        "arr",
+        "mrr",
+        "plan",
+        "source",
+        "linkedAt",
+    }
     assert first["linkedAt"] == linked[0]["linkedAt"] and first["arr"] == 0
     assert (await api.get(f"/api/v1/ideas/{idea['id']}/customers")).json["pagination"] == {
-        "limit": 25, "hasMore": False, "nextCursor": None}
+        "limit": 25,
+        "hasMore": False,
+        "nextCursor": None,
+    }
 
 
 async def test_ideas_of_a_customer(api: Api) -> None:
@@ -91,8 +121,10 @@ async def test_ideas_of_a_customer(api: Api) -> None:
         await link(api, idea["id"], customer["id"])
     r = await api.get(f"/api/v1/customers/{customer['id']}/ideas", params={"limit": 2})
     assert r.status == 200, r.body
-    page2 = await api.get(f"/api/v1/customers/{customer['id']}/ideas",
-                          params={"limit": 2, "cursor": r.json["pagination"]["nextCursor"]})
+    page2 = await api.get(
+        f"/api/v1/customers/{customer['id']}/ideas",
+        params={"limit": 2, "cursor": r.json["pagination"]["nextCursor"]},
+    )
     got = r.data + page2.data
     assert [i["id"] for i in got] == [i["id"] for i in reversed(ideas)]
     assert got[0]["title"] == ideas[2]["title"] and "ideaServiceId" in got[0]
@@ -110,6 +142,10 @@ async def test_deleted_ideas_leave_the_customer_list(api: Api) -> None:
     r = await api.get(f"/api/v1/customers/{customer['id']}/ideas", params={"limit": 2})
     assert [i["id"] for i in r.data] == [ideas[3]["id"], ideas[1]["id"]]
     assert r.json["pagination"]["hasMore"] is True
-    r = await api.get(f"/api/v1/customers/{customer['id']}/ideas",
-                      params={"limit": 2, "cursor": r.json["pagination"]["nextCursor"]})
-    assert [i["id"] for i in r.data] == [ideas[0]["id"]] and r.json["pagination"]["hasMore"] is False
+    r = await api.get(
+        f"/api/v1/customers/{customer['id']}/ideas",
+        params={"limit": 2, "cursor": r.json["pagination"]["nextCursor"]},
+    )
+    assert [i["id"] for i in r.data] == [ideas[0]["id"]] and r.json["pagination"][
+        "hasMore"
+    ] is False

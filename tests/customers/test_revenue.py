@@ -38,8 +38,12 @@ async def test_many_quick_changes_end_exact(api: Api) -> None:
     customers = [await new_customer(api, arr=100) for _ in range(4)]
     await asyncio.gather(*(link(api, i["id"], c["id"]) for i in ideas for c in customers))
     for step in range(1, 6):
-        await asyncio.gather(*(api.patch(f"/api/v1/customers/{c['id']}", json={"arr": 100 * step + n})
-                               for n, c in enumerate(customers)))
+        await asyncio.gather(
+            *(
+                api.patch(f"/api/v1/customers/{c['id']}", json={"arr": 100 * step + n})
+                for n, c in enumerate(customers)
+            )
+        )
     expect = sum(500 + n for n in range(4))
     for idea in ideas:
         assert await poll(lambda: idea_arr(api, idea["id"]), expect, within=2.0) == expect
@@ -53,8 +57,16 @@ async def test_replayed_and_late_events_change_nothing(api: Api, tap: Tap) -> No
     await api.patch(f"/api/v1/customers/{c['id']}", json={"arr": 20})
     await api.patch(f"/api/v1/customers/{c['id']}", json={"arr": 30})
     assert await poll(lambda: idea_arr(api, idea["id"]), 30) == 30
-    mine = lambda t: lambda e: e["type"] == t and c["id"] in (  # noqa: E731
-        e["data"].get("customerId"), e["data"].get("customer", {}).get("id"))
+    mine = lambda t: (
+        lambda e: (
+            e["type"] == t
+            and c["id"]
+            in (  # noqa: E731
+                e["data"].get("customerId"),
+                e["data"].get("customer", {}).get("id"),
+            )
+        )
+    )
     created = await tap.wait_for(mine("customer.created"))
     linked = await tap.wait_for(mine("link.created"))
     await tap.wait_for(lambda e: mine("customer.updated")(e) and e["data"]["customer"]["arr"] == 30)
@@ -86,8 +98,10 @@ async def test_idea_filters_and_sort_on_revenue(api: Api) -> None:
         assert r.status == 200, r.body
         return [i["id"] for i in r.data]
 
-    assert await poll(lambda: ids(has_customers=True, sort="totalCustomerARR", order="desc"),
-                      [rich["id"], poor["id"]]) == [rich["id"], poor["id"]]
+    assert await poll(
+        lambda: ids(has_customers=True, sort="totalCustomerARR", order="desc"),
+        [rich["id"], poor["id"]],
+    ) == [rich["id"], poor["id"]]
     assert await ids(has_customers=False) == [none["id"]]
     assert await ids(min_arr=100) == [rich["id"]]
     assert await ids(sort="totalCustomerARR", order="asc") == [poor["id"], rich["id"], none["id"]]
@@ -104,12 +118,28 @@ async def test_rebuild_command_repairs(system: System, api: Api, ws) -> None:
     conn = psycopg2.connect(system.database_url)
     with conn, conn.cursor() as cur:  # damage: a lost event and a wrong total
         cur.execute("DELETE FROM ideas.customer_links WHERE workspace_id = %s", (ws.id,))
-        cur.execute("UPDATE ideas.ideas SET total_customer_arr = 1, customer_count = 7"
-                    " WHERE workspace_id = %s", (ws.id,))
+        cur.execute(
+            "UPDATE ideas.ideas SET total_customer_arr = 1, customer_count = 7"
+            " WHERE workspace_id = %s",
+            (ws.id,),
+        )
     conn.close()
-    out = subprocess.run([sys.executable, "-m", "services.ctl", "customers", "rebuild-projection",
-                          "--workspace", ws.id], cwd=ROOT, capture_output=True, text=True,
-                         env={**system.env()}, timeout=60)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "services.ctl",
+            "customers",
+            "rebuild-projection",
+            "--workspace",
+            ws.id,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**system.env()},
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["links"] == 1 and result["customers"] == 1

@@ -105,7 +105,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[Obj]], object], Check, str]] = {
     "placeholder shared secret": (
         "dev",
         lambda objs: _object(objs, "Secret", "ims-secrets")["data"].update(
-            CURSOR_SECRET=base64.b64encode(b"dev-cursor-secret-not-a-secret-but-long").decode()),
+            CURSOR_SECRET=base64.b64encode(b"dev-cursor-secret-not-a-secret-but-long").decode()
+        ),
         work.check_shared_secrets,
         "Secret/ims-secrets: CURSOR_SECRET is a placeholder",
     ),
@@ -162,7 +163,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[Obj]], object], Check, str]] = {
     "gateway metrics port in its Service": (
         "prod",
         lambda objs: _object(objs, "Service", "gateway")["spec"]["ports"].append(
-            {"name": "metrics", "port": 8089, "targetPort": "metrics"}),
+            {"name": "metrics", "port": 8089, "targetPort": "metrics"}
+        ),
         work.check_processes,
         "gateway: its Service exposes the metrics port",
     ),

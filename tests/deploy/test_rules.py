@@ -58,8 +58,11 @@ def test_prod_secrets_example_is_refused_until_filled_in() -> None:
     """overlays/prod's example holds placeholders the processes refuse (so it cannot be
     applied unchanged), and the generator it names makes values they accept."""
     example = ROOT / "deploy" / "k8s" / "overlays" / "prod" / "secrets.env.example"
-    values = dict(line.split("=", 1) for line in example.read_text().splitlines()
-                  if line and not line.startswith("#"))
+    values = dict(
+        line.split("=", 1)
+        for line in example.read_text().splitlines()
+        if line and not line.startswith("#")
+    )
     for name in SECRET_NAMES:
         assert secret_problem(name, values[name]) is not None, name
     assert "secrets.token_urlsafe(48)" in example.read_text()

@@ -19,9 +19,14 @@ Obj = dict[str, Any]
 Check = Callable[[list[Obj]], list[str]]
 
 # Every process of the application, with the port it listens on.
-PROCESSES = {"gateway": 8080, "ideas": 8081, "customers": 8082, "webhooks": 8083,
-             "analytics": 8084,
-             "mcp": 8085}
+PROCESSES = {
+    "gateway": 8080,
+    "ideas": 8081,
+    "customers": 8082,
+    "webhooks": 8083,
+    "analytics": 8084,
+    "mcp": 8085,
+}
 # The gateway serves /metrics on an internal port of its own (docs/gateway.md).
 GATEWAY_METRICS_PORT = 8089
 PART_OF = "idea-management"
@@ -112,7 +117,8 @@ def _gateway_metrics_port(objs: list[Obj], container: Obj) -> list[str]:
         problems.append("gateway: GATEWAY_METRICS_PORT differs from its metrics port")
     service = named(objs, "Service", "gateway")
     if service is not None and any(
-        p.get("targetPort") in ("metrics", GATEWAY_METRICS_PORT) or p.get("port") == GATEWAY_METRICS_PORT
+        p.get("targetPort") in ("metrics", GATEWAY_METRICS_PORT)
+        or p.get("port") == GATEWAY_METRICS_PORT
         for p in service["spec"].get("ports", [])
     ):
         problems.append("gateway: its Service exposes the metrics port")

@@ -25,8 +25,7 @@ from aiohttp import web
 
 from libs.common.caller import H_TOKEN, H_WORKSPACE
 from tests.support.api import Api, Workspace, make_key, make_workspace
-from tests.support.processes import (System, create_database, delete_queues, drop_database,
-                                     free_port)
+from tests.support.processes import System, create_database, delete_queues, drop_database, free_port
 
 
 @dataclass
@@ -50,8 +49,9 @@ class Upstream:
 
     async def sized(self, request: web.Request) -> web.StreamResponse:
         size, hold = int(request.query["size"]), request.query.get("hold")
-        resp = web.StreamResponse(headers={"Content-Type": "application/octet-stream",
-                                           "X-Upstream": "yes"})
+        resp = web.StreamResponse(
+            headers={"Content-Type": "application/octet-stream", "X-Upstream": "yes"}
+        )
         if request.query.get("sized") == "1":
             resp.content_length = size
         await resp.prepare(request)
@@ -75,22 +75,38 @@ class Upstream:
         if body.get("delay"):
             await asyncio.sleep(float(body["delay"]))
         if body.get("failFirst") and n == 1:
-            return web.json_response({"error": {"code": "service_unavailable",
-                                                "message": "try again"}}, status=503)
+            return web.json_response(
+                {"error": {"code": "service_unavailable", "message": "try again"}}, status=503
+            )
         status = int(body.get("status", 200))
         # "pad": a count of filler characters, or the text itself
         given = body.get("pad")
         pad = {"pad": "x" * given if isinstance(given, int) else given} if given else {}
-        return web.Response(body=orjson.dumps({"data": {
-            "id": str(uuid.uuid4()), "name": name, "call": n,
-            "workspaceId": request.headers.get(H_WORKSPACE), **pad}}),
-            status=status, content_type="application/json", headers={"X-Upstream": "yes"})
+        return web.Response(
+            body=orjson.dumps(
+                {
+                    "data": {
+                        "id": str(uuid.uuid4()),
+                        "name": name,
+                        "call": n,
+                        "workspaceId": request.headers.get(H_WORKSPACE),
+                        **pad,
+                    }
+                }
+            ),
+            status=status,
+            content_type="application/json",
+            headers={"X-Upstream": "yes"},
+        )
 
 
 # Small values, so that tests of timeouts and of the key cache's bounds run in seconds.
 RIG_ENV = {
-    "HTTP_HEADER_TIMEOUT_S": "1", "HTTP_KEEPALIVE_TIMEOUT_S": "5",
-    "KEY_CACHE_TTL_S": "10", "KEY_CACHE_SIZE": "2", "KEY_NEGATIVE_CACHE_SIZE": "3",
+    "HTTP_HEADER_TIMEOUT_S": "1",
+    "HTTP_KEEPALIVE_TIMEOUT_S": "5",
+    "KEY_CACHE_TTL_S": "10",
+    "KEY_CACHE_SIZE": "2",
+    "KEY_NEGATIVE_CACHE_SIZE": "3",
     # 127.0.0.1 stands for a reverse proxy; other loopback addresses are clients of their own.
     "TRUSTED_PROXIES": "127.0.0.1/32",
 }
@@ -108,8 +124,13 @@ class GatewayRig:
     def workspace(self, plan: str = "enterprise", rate_limit: int | None = 100_000) -> Workspace:
         ws = make_workspace(self.system.database_url, plan=plan, rate_limit=rate_limit)
         key = make_key(self.system.database_url, ws["id"])
-        return Workspace(ws["id"], key["key"], key["id"],
-                         Api(self.http, self.system.base_url, key["key"], None), plan)
+        return Workspace(
+            ws["id"],
+            key["key"],
+            key["id"],
+            Api(self.http, self.system.base_url, key["key"], None),
+            plan,
+        )
 
 
 @pytest.fixture(scope="package")
@@ -124,10 +145,13 @@ async def rig() -> AsyncIterator[GatewayRig]:
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
-    system = System(url, prefix, replicas={"gateway": 2},
-                    env_overrides={"WEBHOOKS_URLS": upstream.url, **RIG_ENV,
-                                   "CORS_ALLOWED_ORIGINS": CORS},
-                    internal_token=token)
+    system = System(
+        url,
+        prefix,
+        replicas={"gateway": 2},
+        env_overrides={"WEBHOOKS_URLS": upstream.url, **RIG_ENV, "CORS_ALLOWED_ORIGINS": CORS},
+        internal_token=token,
+    )
     system.start()
     try:
         await system.wait_ready()
@@ -158,5 +182,6 @@ async def clear_of_window_edge(window_s: int, margin: float = 3.0) -> None:
 
 
 def rate_headers(headers: Any) -> dict[str, int]:
-    return {h: int(headers[h]) for h in ("RateLimit-Limit", "RateLimit-Remaining",
-                                         "RateLimit-Reset")}
+    return {
+        h: int(headers[h]) for h in ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
+    }

@@ -34,8 +34,11 @@ async def _limited_per_address(rig: GatewayRig, session: aiohttp.ClientSession) 
         assert r.status == (200 if i % 2 else 401), i
         seen.append(rate_headers(r.headers)["RateLimit-Remaining"])
     assert seen == list(range(59, -1, -1))
-    for client, path in ((anon, "/api/v1/openapi.json"), (bad, "/api/v1/automation/auth"),
-                         (anon, "/api/v1/ideas")):
+    for client, path in (
+        (anon, "/api/v1/openapi.json"),
+        (bad, "/api/v1/automation/auth"),
+        (anon, "/api/v1/ideas"),
+    ):
         r = await client.get(path)
         assert r.status == 429 and r.json["error"]["code"] == "rate_limited"
         assert 1 <= int(r.headers["Retry-After"]) <= 60
@@ -54,7 +57,8 @@ async def _limited_per_address(rig: GatewayRig, session: aiohttp.ClientSession) 
 
 
 async def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_window(
-        rig: GatewayRig) -> None:
+    rig: GatewayRig,
+) -> None:
     """From a trusted proxy (127.0.0.1 in the rig) the client is the right-most X-Forwarded-For
     entry: each client its own window, and nothing a client writes to the left counts. Another
     peer's X-Forwarded-For is ignored."""

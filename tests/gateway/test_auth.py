@@ -97,7 +97,9 @@ async def test_non_uuid_id_is_not_found(api: Api) -> None:
     assert r.status == 404 and r.error["code"] == "not_found"
 
 
-async def test_service_refuses_calls_without_internal_token(system: System, http: aiohttp.ClientSession, ws) -> None:
+async def test_service_refuses_calls_without_internal_token(
+    system: System, http: aiohttp.ClientSession, ws
+) -> None:
     """Each service answers 401 to a direct call that did not come through the gateway."""
     for svc in ("ideas", "customers", "webhooks", "analytics"):
         headers = {"X-Ims-Workspace-Id": ws.id, "X-Ims-Internal-Token": "guess"}
@@ -123,7 +125,9 @@ async def test_openapi_document(api: Api) -> None:
     assert "/api/v1/ideas/{id}" in doc["paths"]
 
 
-async def test_health_and_readiness_unauthenticated(system: System, http: aiohttp.ClientSession) -> None:
+async def test_health_and_readiness_unauthenticated(
+    system: System, http: aiohttp.ClientSession
+) -> None:
     """/healthz and /readyz answer without a key on every process."""
     for svc, ports in system.ports.items():
         for port in ports:

@@ -21,13 +21,20 @@ from .conftest import GatewayRig
 @pytest.fixture(scope="module")
 async def raw() -> AsyncIterator[aiohttp.ClientSession]:
     """A client that shows bodies as they arrive and sends only the headers it is given."""
-    async with aiohttp.ClientSession(auto_decompress=False,
-                                     skip_auto_headers=("Accept-Encoding",)) as session:
+    async with aiohttp.ClientSession(
+        auto_decompress=False, skip_auto_headers=("Accept-Encoding",)
+    ) as session:
         yield session
 
 
-async def get(raw: aiohttp.ClientSession, system: System, ws: Workspace, path: str,
-              encoding: str | None, **params: Any) -> tuple[Any, bytes]:
+async def get(
+    raw: aiohttp.ClientSession,
+    system: System,
+    ws: Workspace,
+    path: str,
+    encoding: str | None,
+    **params: Any,
+) -> tuple[Any, bytes]:
     headers = {"Authorization": f"Bearer {ws.key}"}
     if encoding is not None:
         headers["Accept-Encoding"] = encoding
@@ -37,13 +44,16 @@ async def get(raw: aiohttp.ClientSession, system: System, ws: Workspace, path: s
 
 
 async def ideas(ws: Workspace, n: int) -> None:
-    r = await ws.api.post("/api/v1/ideas/batch", json={"ideas": [
-        {"title": f"Idea {i}", "summary": "x" * 100} for i in range(n)]})
+    r = await ws.api.post(
+        "/api/v1/ideas/batch",
+        json={"ideas": [{"title": f"Idea {i}", "summary": "x" * 100} for i in range(n)]},
+    )
     assert r.status == 200
 
 
 async def test_answer_over_1kib_is_gzipped_when_accepted(
-        raw: aiohttp.ClientSession, system: System, ws: Workspace) -> None:
+    raw: aiohttp.ClientSession, system: System, ws: Workspace
+) -> None:
     """gzip: Content-Encoding, the compressed Content-Length, Vary; the same JSON inside."""
     await ideas(ws, 20)
     plain_headers, plain = await get(raw, system, ws, "/api/v1/ideas", None, limit=20)
@@ -60,7 +70,8 @@ async def test_answer_over_1kib_is_gzipped_when_accepted(
 
 @pytest.mark.parametrize("encoding", ["identity", "gzip;q=0", "br", "deflate;q=1, *;q=0"])
 async def test_no_gzip_unless_the_client_accepts_it(
-        raw: aiohttp.ClientSession, system: System, ws: Workspace, encoding: str) -> None:
+    raw: aiohttp.ClientSession, system: System, ws: Workspace, encoding: str
+) -> None:
     await ideas(ws, 20)
     headers, body = await get(raw, system, ws, "/api/v1/ideas", encoding, limit=20)
     assert "Content-Encoding" not in headers and orjson.loads(body)["data"]
@@ -68,23 +79,24 @@ async def test_no_gzip_unless_the_client_accepts_it(
     assert "Accept-Encoding" in headers["Vary"]
 
 
-async def test_gzip_by_wildcard(raw: aiohttp.ClientSession, system: System,
-                                ws: Workspace) -> None:
+async def test_gzip_by_wildcard(raw: aiohttp.ClientSession, system: System, ws: Workspace) -> None:
     await ideas(ws, 20)
     headers, body = await get(raw, system, ws, "/api/v1/ideas", "*", limit=20)
     assert headers["Content-Encoding"] == "gzip" and orjson.loads(gzip.decompress(body))
 
 
 async def test_answer_of_1kib_or_less_stays_plain(
-        raw: aiohttp.ClientSession, system: System, ws: Workspace) -> None:
+    raw: aiohttp.ClientSession, system: System, ws: Workspace
+) -> None:
     headers, body = await get(raw, system, ws, "/api/v1/automation/auth", "gzip")
     assert len(body) <= 1024 and orjson.loads(body)["valid"] is True
     assert "Content-Encoding" not in headers and "Vary" not in headers
 
 
 @pytest.mark.parametrize("fmt", ["json", "csv"])
-async def test_export_streams_gzipped(raw: aiohttp.ClientSession, system: System,
-                                      ws: Workspace, fmt: str) -> None:
+async def test_export_streams_gzipped(
+    raw: aiohttp.ClientSession, system: System, ws: Workspace, fmt: str
+) -> None:
     """An export is compressed as it streams: chunked, no Content-Length, the same bytes."""
     await ideas(ws, 40)
     headers, body = await get(raw, system, ws, "/api/v1/export/ideas", "gzip", format=fmt)
@@ -101,8 +113,11 @@ async def test_services_answer_plain(rig: GatewayRig) -> None:
     compress, and the gateway compresses its answer once."""
     ws = rig.workspace()
     before = len(rig.upstream.accept_encodings)
-    r = await ws.api.post("/api/v1/webhooks", json={"name": uuid.uuid4().hex, "pad": "y" * 2000},
-                          headers={"Accept-Encoding": "gzip"})
+    r = await ws.api.post(
+        "/api/v1/webhooks",
+        json={"name": uuid.uuid4().hex, "pad": "y" * 2000},
+        headers={"Accept-Encoding": "gzip"},
+    )
     assert r.status == 200 and r.headers["Content-Encoding"] == "gzip"
     assert r.json["data"]["pad"] == "y" * 2000
     assert rig.upstream.accept_encodings[before:] == [None]

@@ -20,8 +20,15 @@ from tests.support.processes import System
 from .conftest import GatewayRig
 
 APP = "https://app.example.com"
-EXPOSED = {"ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "retry-after",
-           "x-request-id", "idempotent-replayed", "content-disposition"}
+EXPOSED = {
+    "ratelimit-limit",
+    "ratelimit-remaining",
+    "ratelimit-reset",
+    "retry-after",
+    "x-request-id",
+    "idempotent-replayed",
+    "content-disposition",
+}
 
 SECRETS = {"INTERNAL_TOKEN": secrets.token_urlsafe(32), "CURSOR_SECRET": secrets.token_urlsafe(32)}
 
@@ -30,11 +37,16 @@ def listed(headers: Any, name: str) -> set[str]:
     return {v.strip().lower() for v in headers.get(name, "").split(",") if v.strip()}
 
 
-async def preflight(http: aiohttp.ClientSession, base: str, path: str, origin: str,
-                    method: str = "POST") -> aiohttp.ClientResponse:
-    async with http.options(base + path, headers={
-            "Origin": origin, "Access-Control-Request-Method": method,
-            "Access-Control-Request-Headers": "authorization, content-type, idempotency-key"}
+async def preflight(
+    http: aiohttp.ClientSession, base: str, path: str, origin: str, method: str = "POST"
+) -> aiohttp.ClientResponse:
+    async with http.options(
+        base + path,
+        headers={
+            "Origin": origin,
+            "Access-Control-Request-Method": method,
+            "Access-Control-Request-Headers": "authorization, content-type, idempotency-key",
+        },
     ) as r:
         await r.read()
         return r
@@ -48,11 +60,17 @@ async def test_preflight_is_answered_before_authentication(rig: GatewayRig) -> N
     assert r.headers["Access-Control-Allow-Origin"] == APP
     assert {"post", "patch", "delete", "get"} <= listed(r.headers, "Access-Control-Allow-Methods")
     assert {"authorization", "content-type", "idempotency-key"} <= listed(
-        r.headers, "Access-Control-Allow-Headers")
+        r.headers, "Access-Control-Allow-Headers"
+    )
     assert int(r.headers["Access-Control-Max-Age"]) > 0
     assert "origin" in listed(r.headers, "Vary") and "RateLimit-Limit" not in r.headers
-    r = await preflight(rig.http, rig.system.base_url, f"/api/v1/ideas/{uuid.uuid4()}",
-                        "http://localhost:3000", "PATCH")
+    r = await preflight(
+        rig.http,
+        rig.system.base_url,
+        f"/api/v1/ideas/{uuid.uuid4()}",
+        "http://localhost:3000",
+        "PATCH",
+    )
     assert r.status == 204 and r.headers["Access-Control-Allow-Origin"] == "http://localhost:3000"
 
 
@@ -92,8 +110,9 @@ async def test_other_origins_get_no_grant(rig: GatewayRig) -> None:
     assert "Access-Control-Expose-Headers" not in r.headers
 
 
-async def test_cors_is_off_by_default(system: System, api: Api,
-                                      http: aiohttp.ClientSession) -> None:
+async def test_cors_is_off_by_default(
+    system: System, api: Api, http: aiohttp.ClientSession
+) -> None:
     """Without CORS_ALLOWED_ORIGINS a preflight is an ordinary request (it has no key) and no
     answer carries a grant."""
     r = await preflight(http, system.base_url, "/api/v1/ideas", APP)
@@ -104,10 +123,16 @@ async def test_cors_is_off_by_default(system: System, api: Api,
 
 def test_allowed_origins_are_checked_at_start() -> None:
     """A value that is not `*` or a list of origins stops the process, naming the variable."""
-    ok = Settings.from_env({**SECRETS, "CORS_ALLOWED_ORIGINS": " https://App.example.com ,http://[::1]:8080"})
+    ok = Settings.from_env(
+        {**SECRETS, "CORS_ALLOWED_ORIGINS": " https://App.example.com ,http://[::1]:8080"}
+    )
     assert ok.cors_allowed_origins == ("https://app.example.com", "http://[::1]:8080")
     assert Settings.from_env(SECRETS).cors_allowed_origins == ()
-    for bad in ("https://app.example.com/", "app.example.com", "*, https://a.example",
-                "ftp://a.example"):
+    for bad in (
+        "https://app.example.com/",
+        "app.example.com",
+        "*, https://a.example",
+        "ftp://a.example",
+    ):
         with pytest.raises(SettingsError, match="CORS_ALLOWED_ORIGINS"):
             Settings.from_env({**SECRETS, "CORS_ALLOWED_ORIGINS": bad})

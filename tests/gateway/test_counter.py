@@ -16,8 +16,7 @@ async def test_every_hit_gets_its_own_ordinal(database_url: str) -> None:
     try:
         counters = [SharedCounter(p) for p in pools]
         bucket, start = f"test:{uuid.uuid4()}", float(int(time.time()))
-        ordinals = await asyncio.gather(*(counters[i % 2].add(bucket, start)
-                                          for i in range(600)))
+        ordinals = await asyncio.gather(*(counters[i % 2].add(bucket, start) for i in range(600)))
         assert sorted(ordinals) == list(range(1, 601))
         # Nothing is left waiting or counted as out.
         assert not any(c._pending or c._in_flight for c in counters)
@@ -35,7 +34,9 @@ async def test_verdicts_and_the_used_up_window(database_url: str) -> None:
         verdicts = [await counter.hit(bucket, 3, 3600) for _ in range(5)]
         assert [v.allowed for v in verdicts] == [True, True, True, False, False]
         assert [v.remaining for v in verdicts] == [2, 1, 0, 0, 0]
-        assert "Retry-After" in verdicts[-1].headers() and "Retry-After" not in verdicts[0].headers()
+        assert (
+            "Retry-After" in verdicts[-1].headers() and "Retry-After" not in verdicts[0].headers()
+        )
         # A raised limit is not held back by the remembered used-up window.
         assert (await counter.hit(bucket, 10, 3600)).allowed
     finally:
@@ -48,9 +49,13 @@ async def _stored_count(database_url: str, bucket: str) -> int:
     pool = await db.create_pool(database_url, maxsize=1)
     try:
         async with db.cursor(pool) as cur:
-            return int(await db.fetchval(
-                cur, "SELECT coalesce(sum(count), 0) FROM gateway.rate_counters WHERE bucket = %s",
-                (bucket,)))
+            return int(
+                await db.fetchval(
+                    cur,
+                    "SELECT coalesce(sum(count), 0) FROM gateway.rate_counters WHERE bucket = %s",
+                    (bucket,),
+                )
+            )
     finally:
         pool.close()
         await pool.wait_closed()
@@ -66,8 +71,9 @@ async def test_blocks_far_from_the_limit_never_admit_more_than_it(database_url: 
         bucket, limit = f"test:{uuid.uuid4()}", 2000
         verdicts = []
         for wave in range(30):
-            verdicts += await asyncio.gather(*(counters[(wave + i) % 2].hit(bucket, limit, 3600)
-                                               for i in range(100)))
+            verdicts += await asyncio.gather(
+                *(counters[(wave + i) % 2].hit(bucket, limit, 3600) for i in range(100))
+            )
         admitted = sum(v.allowed for v in verdicts)
         held_back = 2 * min(SharedCounter.BLOCK_MAX, limit // SharedCounter.BLOCK_SHARE)
         assert limit - held_back <= admitted <= limit
@@ -105,8 +111,9 @@ async def test_a_small_limit_is_counted_hit_by_hit(database_url: str) -> None:
         bucket = f"test:{uuid.uuid4()}"
         verdicts = []
         for wave in range(4):
-            verdicts += await asyncio.gather(*(counters[i % 2].hit(bucket, 100, 3600)
-                                               for i in range(50)))
+            verdicts += await asyncio.gather(
+                *(counters[i % 2].hit(bucket, 100, 3600) for i in range(50))
+            )
         assert sum(v.allowed for v in verdicts) == 100
         assert await _stored_count(database_url, bucket) <= 200
     finally:

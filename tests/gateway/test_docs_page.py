@@ -21,13 +21,15 @@ async def _operations(page: Page) -> set[tuple[str, str]]:
         ".opblock",
         """els => els.map(e => [
             e.querySelector('.opblock-summary-method').textContent.trim(),
-            (e.querySelector('.opblock-summary-path') || {}).dataset?.path || ''])""")
+            (e.querySelector('.opblock-summary-path') || {}).dataset?.path || ''])""",
+    )
     # The `webhooks` section's blocks carry event names, not paths.
     return {(method, path) for method, path in pairs if path.startswith("/")}
 
 
-async def test_docs_page_lists_every_operation_and_stays_local(system: System,
-                                                                ws: Workspace) -> None:
+async def test_docs_page_lists_every_operation_and_stays_local(
+    system: System, ws: Workspace
+) -> None:
     """Every operation of the route table is on the page; no request leaves this host."""
     hosts: set[str] = set()
     async with async_playwright() as p:

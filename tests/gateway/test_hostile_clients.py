@@ -28,6 +28,7 @@ def _invented() -> str:
 
 # ---- Large answers -------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("sized", [True, False], ids=["content-length", "chunked"])
 async def test_large_answer_is_relayed_while_it_arrives(rig: GatewayRig, sized: bool) -> None:
     """An answer over the buffer limit streams: its first bytes reach the client before the
@@ -36,9 +37,11 @@ async def test_large_answer_is_relayed_while_it_arrives(rig: GatewayRig, sized: 
     hold, size = uuid.uuid4().hex, 4 << 20
     params = {"size": str(size), "hold": hold, "sized": "1" if sized else "0"}
     # identity: the bytes as the service sent them (compression has tests of its own)
-    async with rig.http.get(rig.system.base_url + PATH, params=params,
-                            headers={"Authorization": f"Bearer {ws.key}",
-                                     "Accept-Encoding": "identity"}) as r:
+    async with rig.http.get(
+        rig.system.base_url + PATH,
+        params=params,
+        headers={"Authorization": f"Bearer {ws.key}", "Accept-Encoding": "identity"},
+    ) as r:
         assert r.status == 200 and r.headers["X-Upstream"] == "yes"
         assert "RateLimit-Remaining" in r.headers and "X-Request-Id" in r.headers
         if sized:
@@ -77,14 +80,16 @@ async def test_answer_over_the_replay_limit_is_relayed_and_not_kept(rig: Gateway
 
 # ---- Slow heads and idle connections ---------------------------------------------------------
 
+
 def _every_listener(rig: GatewayRig) -> Iterator[int]:
     for ports in rig.system.ports.values():
         yield from ports
     yield from rig.system.metrics_ports["gateway"]
 
 
-async def _seconds_until_closed(port: int, first: bytes, then: bytes | None,
-                                limit: float) -> float | None:
+async def _seconds_until_closed(
+    port: int, first: bytes, then: bytes | None, limit: float
+) -> float | None:
     """Send `first`, then `then` every 0.2 s (if given); seconds until the server hangs up."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     started = time.monotonic()
@@ -110,9 +115,14 @@ async def test_slow_request_heads_are_cut_off_on_every_listener(rig: GatewayRig)
     """A client trickling a request head is disconnected after HTTP_HEADER_TIMEOUT_S (1 s here),
     by every process, long before the keep-alive timeout (5 s)."""
     ports = list(_every_listener(rig))
-    took = await asyncio.gather(*(
-        _seconds_until_closed(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n", b"X-Slow: 1\r\n", 8)
-        for port in ports))
+    took = await asyncio.gather(
+        *(
+            _seconds_until_closed(
+                port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n", b"X-Slow: 1\r\n", 8
+            )
+            for port in ports
+        )
+    )
     assert all(t is not None and t < 3.5 for t in took), dict(zip(ports, took))
 
 
@@ -120,13 +130,17 @@ async def test_idle_connections_close_after_the_keep_alive_timeout(rig: GatewayR
     """A kept-alive connection left idle is closed after HTTP_KEEPALIVE_TIMEOUT_S (5 s here), by
     every process; an idle connection is not cut by the head timeout."""
     ports = list(_every_listener(rig))
-    took = await asyncio.gather(*(
-        _seconds_until_closed(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", None, 12)
-        for port in ports))
+    took = await asyncio.gather(
+        *(
+            _seconds_until_closed(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", None, 12)
+            for port in ports
+        )
+    )
     assert all(t is not None and 4 <= t <= 9 for t in took), dict(zip(ports, took))
 
 
 # ---- Floods of invented keys -----------------------------------------------------------------
+
 
 @contextlib.contextmanager
 def _key_table_locked(database_url: str) -> Iterator[None]:
@@ -165,8 +179,14 @@ async def test_address_window_and_key_format_come_before_the_lookup(rig: Gateway
         with _key_table_locked(rig.system.database_url):
             for _ in range(20):
                 assert await _status(anon.with_key(_invented())) == 429
-            for token in ("ims_live_short", "ims_live_" + "!" * 40, "ims_test_" + "a" * 129,
-                          "not-a-key-at-all", "ims_live_" + "a" * 31, "IMS_LIVE_" + "a" * 40):
+            for token in (
+                "ims_live_short",
+                "ims_live_" + "!" * 40,
+                "ims_test_" + "a" * 129,
+                "not-a-key-at-all",
+                "ims_live_" + "a" * 31,
+                "IMS_LIVE_" + "a" * 40,
+            ):
                 r = await asyncio.wait_for(fresh.with_key(token).get(AUTH), 3.0)
                 assert r.status == 401 and r.json["error"]["code"] == "invalid_key", token
             assert await _status(fresh) == 200  # a key in use is answered from the cache

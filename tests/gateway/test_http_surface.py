@@ -33,10 +33,16 @@ def _error(answer: Any) -> dict[str, Any]:
 
 # ---- Authorization and forwarded header bytes ---------------------------------------------
 
+
 async def test_non_ascii_bearer_token_is_invalid_key(system: System) -> None:
     """A token holding non-ASCII bytes (UTF-8 or not) is 401 invalid_key, never a 500."""
-    tokens = [b"ims_live_" + "é".encode() * 40, b"ims_live_" + b"\xe9" * 40,
-              b"\xff\xfe", "ключ".encode(), b"ims_live_" + b"a" * 39 + b"\x80"]
+    tokens = [
+        b"ims_live_" + "é".encode() * 40,
+        b"ims_live_" + b"\xe9" * 40,
+        b"\xff\xfe",
+        "ключ".encode(),
+        b"ims_live_" + b"a" * 39 + b"\x80",
+    ]
     for token in tokens:
         raw = request_bytes("GET", IDEAS, [(b"Authorization", b"Bearer " + token)])
         answer = await exchange(system.base_url, raw)
@@ -46,57 +52,99 @@ async def test_non_ascii_bearer_token_is_invalid_key(system: System) -> None:
 
 async def test_authorization_oddities_are_never_server_errors(system: System) -> None:
     """Every odd Authorization header gets its 401 (or the parser's 400/431), never a 5xx."""
-    unauthorized = [b"", b" ", b"Bearer", b"Bearer ", b"Bearer\tims_live_x", b"Basic YWJjOmRlZg==",
-                    b"Token abc", "Bearer\u00a0abc".encode(), b"\xe9\xe9 abc"]
-    invalid = [b"Bearer ims_live_short", b"bearer ims_test_" + b"A" * 40,
-               b"BEARER  ims_live_" + b"b" * 40, b"Bearer a b c", b"Bearer ims_live_" + b"c" * 129,
-               b"Bearer " + b"x" * 6000, b"Bearer ims_live_" + b"d" * 40 + b"%00",
-               b"Bearer ims_live_" + b"=" * 40, b"Bearer ..\\..\\etc"]
-    for value, code in [(v, "unauthorized") for v in unauthorized] + \
-                       [(v, "invalid_key") for v in invalid]:
-        answer = await exchange(system.base_url,
-                                request_bytes("GET", IDEAS, [(b"Authorization", value)]))
+    unauthorized = [
+        b"",
+        b" ",
+        b"Bearer",
+        b"Bearer ",
+        b"Bearer\tims_live_x",
+        b"Basic YWJjOmRlZg==",
+        b"Token abc",
+        "Bearer\u00a0abc".encode(),
+        b"\xe9\xe9 abc",
+    ]
+    invalid = [
+        b"Bearer ims_live_short",
+        b"bearer ims_test_" + b"A" * 40,
+        b"BEARER  ims_live_" + b"b" * 40,
+        b"Bearer a b c",
+        b"Bearer ims_live_" + b"c" * 129,
+        b"Bearer " + b"x" * 6000,
+        b"Bearer ims_live_" + b"d" * 40 + b"%00",
+        b"Bearer ims_live_" + b"=" * 40,
+        b"Bearer ..\\..\\etc",
+    ]
+    for value, code in [(v, "unauthorized") for v in unauthorized] + [
+        (v, "invalid_key") for v in invalid
+    ]:
+        answer = await exchange(
+            system.base_url, request_bytes("GET", IDEAS, [(b"Authorization", value)])
+        )
         assert answer.status == 401 and _error(answer)["code"] == code, value
     # Too long for the parser, or bytes it refuses: its own 400 or 431, not a 5xx.
     for value in (b"Bearer " + b"y" * 9000, b"Bearer ims_live_\x00abc", b"Bearer a\x7fb"):
-        answer = await exchange(system.base_url,
-                                request_bytes("GET", IDEAS, [(b"Authorization", value)]))
+        answer = await exchange(
+            system.base_url, request_bytes("GET", IDEAS, [(b"Authorization", value)])
+        )
         assert answer.status in (400, 401, 431), value
 
 
 async def test_non_ascii_forwarded_headers_reach_the_service(system: System, ws: Workspace) -> None:
     """Header values that are not ASCII (UTF-8 or not) are forwarded safely: the call works."""
     odd = [(b"X-Note", b"caf\xe9"), (b"X-Other", "naïve ☃".encode()), (b"User-Agent", b"\xff\xfe")]
-    for path in ("/api/v1/workspace", "/api/v1/export/ideas?limit=1",
-                 "/api/v1/automation/auth"):
-        answer = await exchange(system.base_url,
-                                request_bytes("GET", path, [_auth(ws.key), *odd]))
+    for path in ("/api/v1/workspace", "/api/v1/export/ideas?limit=1", "/api/v1/automation/auth"):
+        answer = await exchange(system.base_url, request_bytes("GET", path, [_auth(ws.key), *odd]))
         assert answer.status == 200, (path, answer.body[:300])
-    created = await exchange(system.base_url, request_bytes(
-        "POST", IDEAS, [_auth(ws.key), (b"Content-Type", b"application/json"), *odd],
-        orjson.dumps({"title": "Header bytes"})))
+    created = await exchange(
+        system.base_url,
+        request_bytes(
+            "POST",
+            IDEAS,
+            [_auth(ws.key), (b"Content-Type", b"application/json"), *odd],
+            orjson.dumps({"title": "Header bytes"}),
+        ),
+    )
     assert created.status == 200 and created.json["data"]["title"] == "Header bytes"
 
 
-async def test_non_ascii_idempotency_key_is_a_validation_error(system: System,
-                                                               ws: Workspace) -> None:
+async def test_non_ascii_idempotency_key_is_a_validation_error(
+    system: System, ws: Workspace
+) -> None:
     """An Idempotency-Key with bytes outside printable ASCII: 400 naming the header."""
-    answer = await exchange(system.base_url, request_bytes(
-        "POST", IDEAS, [_auth(ws.key), (b"Content-Type", b"application/json"),
-                        (b"Idempotency-Key", b"k\xe9y")], orjson.dumps({"title": "x"})))
+    answer = await exchange(
+        system.base_url,
+        request_bytes(
+            "POST",
+            IDEAS,
+            [
+                _auth(ws.key),
+                (b"Content-Type", b"application/json"),
+                (b"Idempotency-Key", b"k\xe9y"),
+            ],
+            orjson.dumps({"title": "x"}),
+        ),
+    )
     assert answer.status == 400 and _error(answer)["field"] == "Idempotency-Key"
 
 
 # ---- Content-Encoding of request bodies --------------------------------------------------
 
+
 async def test_gzip_and_deflate_bodies_are_decoded(api: Api) -> None:
     """A body sent with Content-Encoding gzip or deflate is decoded like any other."""
-    for encoding, encode in (("gzip", gzip.compress), ("deflate", zlib.compress),
-                             ("GZip", gzip.compress), ("identity", bytes)):
+    for encoding, encode in (
+        ("gzip", gzip.compress),
+        ("deflate", zlib.compress),
+        ("GZip", gzip.compress),
+        ("identity", bytes),
+    ):
         title = f"Compressed with {encoding}"
         body = encode(orjson.dumps({"title": title, "summary": "s" * 3000}))
-        r = await api.post(IDEAS, body=body, headers={"Content-Encoding": encoding,
-                                                     "Content-Type": "application/json"})
+        r = await api.post(
+            IDEAS,
+            body=body,
+            headers={"Content-Encoding": encoding, "Content-Type": "application/json"},
+        )
         assert r.status == 200, (encoding, r.body[:300])
         assert r.data["title"] == title and r.data["summary"] == "s" * 3000
         got = await api.get(f"{IDEAS}/{r.data['id']}")
@@ -107,8 +155,9 @@ async def test_gzip_body_with_an_idempotency_key_is_replayed(api: Api) -> None:
     """The same decoded request replays, whichever way its body was compressed."""
     key = {"Idempotency-Key": uuid.uuid4().hex, "Content-Type": "application/json"}
     raw = orjson.dumps({"title": "Replayed gzip"})
-    first = await api.post(IDEAS, body=gzip.compress(raw),
-                           headers={**key, "Content-Encoding": "gzip"})
+    first = await api.post(
+        IDEAS, body=gzip.compress(raw), headers={**key, "Content-Encoding": "gzip"}
+    )
     again = await api.post(IDEAS, body=raw, headers=key)
     assert first.status == again.status == 200
     assert again.headers["Idempotent-Replayed"] == "true" and again.body == first.body
@@ -119,8 +168,11 @@ async def test_other_content_encodings_are_validation_errors(api: Api) -> None:
     raw = orjson.dumps({"title": "Never created"})
     before = (await api.get(IDEAS, params={"search": "Never created"})).data
     for encoding in ("br", "zstd", "compress", "gzip, gzip", "x-unknown", "gzip;q=1"):
-        r = await api.post(IDEAS, body=raw, headers={"Content-Encoding": encoding,
-                                                    "Content-Type": "application/json"})
+        r = await api.post(
+            IDEAS,
+            body=raw,
+            headers={"Content-Encoding": encoding, "Content-Type": "application/json"},
+        )
         assert r.status == 400, (encoding, r.status, r.body[:200])
         assert r.error["code"] == "validation_error" and r.error["field"] == "Content-Encoding"
     assert (await api.get(IDEAS, params={"search": "Never created"})).data == before
@@ -129,11 +181,17 @@ async def test_other_content_encodings_are_validation_errors(api: Api) -> None:
 async def test_corrupt_or_oversized_compressed_bodies_are_4xx(api: Api) -> None:
     """A body that does not decode is 400; one that decodes past 1 MiB is 413: never a 500."""
     headers = {"Content-Type": "application/json"}
-    for encoding, body in (("gzip", b"not gzip at all"), ("deflate", b"\x00\x01garbage"),
-                           ("gzip", gzip.compress(b'{"title": "cut"}')[:-6])):
+    for encoding, body in (
+        ("gzip", b"not gzip at all"),
+        ("deflate", b"\x00\x01garbage"),
+        ("gzip", gzip.compress(b'{"title": "cut"}')[:-6]),
+    ):
         r = await api.post(IDEAS, body=body, headers={**headers, "Content-Encoding": encoding})
-        assert r.status == 400 and r.error["code"] in ("validation_error", "invalid_json"), \
-            (encoding, r.status, r.body[:200])
+        assert r.status == 400 and r.error["code"] in ("validation_error", "invalid_json"), (
+            encoding,
+            r.status,
+            r.body[:200],
+        )
     bomb = gzip.compress(b'{"title": "' + b"a" * (8 << 20) + b'"}')
     assert len(bomb) < 64 << 10
     r = await api.post(IDEAS, body=bomb, headers={**headers, "Content-Encoding": "gzip"})
@@ -141,6 +199,7 @@ async def test_corrupt_or_oversized_compressed_bodies_are_4xx(api: Api) -> None:
 
 
 # ---- Methods: 405 with Allow, HEAD on every GET --------------------------------------------
+
 
 def _methods_by_path() -> dict[str, set[str]]:
     methods: dict[str, set[str]] = {}
@@ -161,11 +220,13 @@ async def test_every_405_lists_the_path_methods_in_allow(api: Api) -> None:
             assert all(h in r.headers for h in RATE)
 
 
-async def test_open_paths_answer_405_with_allow(system: System,
-                                                http: aiohttp.ClientSession) -> None:
+async def test_open_paths_answer_405_with_allow(
+    system: System, http: aiohttp.ClientSession
+) -> None:
     """/healthz and the document refuse other methods with Allow too, on every process."""
     urls = [system.base_url + "/api/v1/openapi.json"] + [
-        f"http://127.0.0.1:{port}/healthz" for ports in system.ports.values() for port in ports]
+        f"http://127.0.0.1:{port}/healthz" for ports in system.ports.values() for port in ports
+    ]
     for url in urls:
         async with http.delete(url) as r:
             assert r.status == 405, url
@@ -183,8 +244,12 @@ async def test_every_get_route_answers_head(api: Api) -> None:
     """HEAD on each GET route: the GET's status and headers, no body."""
     idea = (await api.post(IDEAS, json={"title": "Headed"})).data["id"]
     customer = (await api.post("/api/v1/customers", json={"name": "Headco"})).data["id"]
-    hook = (await api.post("/api/v1/webhooks", json={
-        "targetUrl": "https://127.0.0.1:9/hook", "events": ["idea.created"]})).data["id"]
+    hook = (
+        await api.post(
+            "/api/v1/webhooks",
+            json={"targetUrl": "https://127.0.0.1:9/hook", "events": ["idea.created"]},
+        )
+    ).data["id"]
     ids = {"/api/v1/ideas": idea, "/api/v1/customers": customer, "/api/v1/webhooks": hook}
     routes = [r for r in ROUTE_TABLE if r.method == "GET"] + [None]
     for route in routes:
@@ -203,8 +268,10 @@ async def test_every_get_route_answers_head(api: Api) -> None:
 
 # ---- Metrics, Server header ----------------------------------------------------------------
 
-async def test_metrics_are_not_public(api: Api, system: System,
-                                      http: aiohttp.ClientSession) -> None:
+
+async def test_metrics_are_not_public(
+    api: Api, system: System, http: aiohttp.ClientSession
+) -> None:
     """The public listener answers 404 on /metrics; the gateway's internal listener serves them."""
     for base in system.gateway_urls():
         for method in ("GET", "HEAD"):
@@ -217,13 +284,14 @@ async def test_metrics_are_not_public(api: Api, system: System,
         async with http.get(system.metrics_url("gateway", i) + "/metrics") as r:
             assert r.status == 200 and r.content_type == "text/plain"
             text = await r.text()
-        assert 'ims_http_requests_total{' in text and 'process="gateway"' in text
+        assert "ims_http_requests_total{" in text and 'process="gateway"' in text
         async with http.get(system.metrics_url("gateway", i) + "/api/v1/workspace") as r:
             assert r.status == 404
 
 
-async def test_server_header_names_no_software(system: System, api: Api,
-                                               http: aiohttp.ClientSession) -> None:
+async def test_server_header_names_no_software(
+    system: System, api: Api, http: aiohttp.ClientSession
+) -> None:
     """No process says which server software (or version) it runs, whatever it answers."""
     seen: list[str] = []
     for svc in SERVICES:
@@ -236,8 +304,11 @@ async def test_server_header_names_no_software(system: System, api: Api,
             seen.append(answer.headers.get("Server", ""))
     async with http.get(system.metrics_url("gateway", 0) + "/metrics") as r:
         seen.append(r.headers.get("Server", ""))
-    for resp in (await api.get(IDEAS), await api.get("/api/v1/nowhere"),
-                 await api.get("/api/v1/export/ideas", params={"limit": 1})):
+    for resp in (
+        await api.get(IDEAS),
+        await api.get("/api/v1/nowhere"),
+        await api.get("/api/v1/export/ideas", params={"limit": 1}),
+    ):
         seen.append(resp.headers.get("Server", ""))
     for value in seen:
         assert "aiohttp" not in value.lower() and "python" not in value.lower(), seen
@@ -245,8 +316,10 @@ async def test_server_header_names_no_software(system: System, api: Api,
 
 # ---- Idempotent replays never reveal a secret again ----------------------------------------
 
-async def test_replayed_webhook_creation_masks_the_secret(system: System, api: Api,
-                                                          ws: Workspace) -> None:
+
+async def test_replayed_webhook_creation_masks_the_secret(
+    system: System, api: Api, ws: Workspace
+) -> None:
     """A replay of POST /webhooks shows the secret masked, as any later read; none is stored."""
     key = {"Idempotency-Key": uuid.uuid4().hex}
     body = {"targetUrl": "https://127.0.0.1:9/replayed", "events": ["idea.created"]}
@@ -264,9 +337,11 @@ async def test_replayed_webhook_creation_masks_the_secret(system: System, api: A
     conn = psycopg2.connect(system.database_url)
     try:
         with conn.cursor() as cur:
-            cur.execute("SELECT response_body FROM gateway.idempotency_keys"
-                        " WHERE workspace_id = %s AND key = %s",
-                        (ws.id, key["Idempotency-Key"]))
+            cur.execute(
+                "SELECT response_body FROM gateway.idempotency_keys"
+                " WHERE workspace_id = %s AND key = %s",
+                (ws.id, key["Idempotency-Key"]),
+            )
             stored = bytes(cur.fetchone()[0])
     finally:
         conn.close()

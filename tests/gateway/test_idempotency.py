@@ -93,8 +93,12 @@ async def test_concurrent_repeats_on_two_gateways_run_once(rig: GatewayRig) -> N
     for _ in range(3):
         b = body(delay=0.3)
         key = {"Idempotency-Key": uuid.uuid4().hex}
-        results = await asyncio.gather(*(ws.api.post(PATH, json=b, headers=key, base_url=u)
-                                         for u in rig.system.gateway_urls() * 2))
+        results = await asyncio.gather(
+            *(
+                ws.api.post(PATH, json=b, headers=key, base_url=u)
+                for u in rig.system.gateway_urls() * 2
+            )
+        )
         statuses = sorted(r.status for r in results)
         assert statuses.count(200) >= 1 and set(statuses) <= {200, 409}, statuses
         for r in results:
@@ -112,8 +116,11 @@ async def test_key_validation(rig: GatewayRig) -> None:
     for bad in ("k" * 256, "", "tab\there"):
         r = await ws.api.post(PATH, json=b, headers={"Idempotency-Key": bad})
         assert r.status == 400, repr(bad)
-        assert r.json["error"] == {"code": "validation_error", "field": "Idempotency-Key",
-                                   "message": r.json["error"]["message"]}
+        assert r.json["error"] == {
+            "code": "validation_error",
+            "field": "Idempotency-Key",
+            "message": r.json["error"]["message"],
+        }
     assert b["name"] not in rig.upstream.calls
     ok = await ws.api.post(PATH, json=b, headers={"Idempotency-Key": "k" * 255})
     assert ok.status == 200

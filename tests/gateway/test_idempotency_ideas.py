@@ -43,9 +43,12 @@ async def test_concurrent_creates_on_two_gateways_make_one_idea(system: System, 
     for i in range(3):
         key = {"Idempotency-Key": uuid.uuid4().hex}
         body = {"title": f"Concurrent {i}"}
-        results = await asyncio.gather(*(
-            ws.api.post("/api/v1/ideas", json=body, headers=key, base_url=url)
-            for url in system.gateway_urls() * 2))
+        results = await asyncio.gather(
+            *(
+                ws.api.post("/api/v1/ideas", json=body, headers=key, base_url=url)
+                for url in system.gateway_urls() * 2
+            )
+        )
         assert {r.status for r in results} <= {200, 409}
         fresh = [r for r in results if r.status == 200 and "Idempotent-Replayed" not in r.headers]
         assert len(fresh) == 1

@@ -50,11 +50,18 @@ async def test_document_states_the_body_rules_the_services_enforce(api: Api) -> 
     for path in (f"/api/v1/ideas/{idea}", f"/api/v1/customers/{customer}"):
         r = await api.patch(path, json={})
         assert r.status == 400 and r.error["code"] == "validation_error", path
-    r = await api.post("/api/v1/webhooks", json={"targetUrl": "https://hooks.example.com/x",
-                                                 "events": ["idea.created", "idea.created"]})
+    r = await api.post(
+        "/api/v1/webhooks",
+        json={
+            "targetUrl": "https://hooks.example.com/x",
+            "events": ["idea.created", "idea.created"],
+        },
+    )
     assert r.status == 400 and r.error["field"] == "events"
-    r = await api.post("/api/v1/automation/webhooks/subscribe",
-                       json={"hookUrl": "https://hooks.example.com/x", "event": "other"})
+    r = await api.post(
+        "/api/v1/automation/webhooks/subscribe",
+        json={"hookUrl": "https://hooks.example.com/x", "event": "other"},
+    )
     assert r.status == 400
 
 
@@ -71,10 +78,16 @@ def _walk(node: object, path: str = "#") -> Iterator[tuple[str, dict[str, Any]]]
 async def test_shared_enums_are_components_referred_to(api: Api) -> None:
     """IdeaStatus, IdeaSource and WebhookEventType are listed once, as components."""
     doc = (await api.with_key(None).get("/api/v1/openapi.json")).json
-    for name, member in (("IdeaStatus", "under_review"), ("IdeaSource", "helpscout"),
-                         ("WebhookEventType", "idea.scored")):
-        places = [p for p, node in _walk(doc)
-                  if isinstance(node.get("enum"), list) and member in node["enum"]]
+    for name, member in (
+        ("IdeaStatus", "under_review"),
+        ("IdeaSource", "helpscout"),
+        ("WebhookEventType", "idea.scored"),
+    ):
+        places = [
+            p
+            for p, node in _walk(doc)
+            if isinstance(node.get("enum"), list) and member in node["enum"]
+        ]
         assert places == [f"#/components/schemas/{name}"], (name, places)
         assert doc["components"]["schemas"][name]["description"]
 
@@ -97,8 +110,12 @@ async def test_cross_cutting_headers_are_declared(api: Api) -> None:
             assert (key in params) == (method == "post"), (method, path)
             for status, response in op["responses"].items():
                 got = headers(response)
-                assert {"X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining",
-                        "RateLimit-Reset"} <= got, (method, path, status)
+                assert {
+                    "X-Request-Id",
+                    "RateLimit-Limit",
+                    "RateLimit-Remaining",
+                    "RateLimit-Reset",
+                } <= got, (method, path, status)
                 if status.startswith("2") and method == "post":
                     assert "Idempotent-Replayed" in got, (method, path, status)
             assert "Retry-After" in headers(op["responses"]["429"])
@@ -125,8 +142,9 @@ async def test_contract_constraints_and_no_titles(api: Api) -> None:
     for where, node in _walk(schemas):
         assert not isinstance(node.get("title"), str) or where.endswith("/properties"), where
         if where.endswith("/properties"):
-            undescribed = [n for n, p in node.items() if not p.get("description")
-                           and "$ref" not in p]
+            undescribed = [
+                n for n, p in node.items() if not p.get("description") and "$ref" not in p
+            ]
             assert undescribed == [], where
 
 

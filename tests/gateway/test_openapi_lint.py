@@ -24,9 +24,23 @@ def lint(document: dict[str, object], tmp_path: Path) -> list[dict[str, object]]
     path.write_text(json.dumps(document))
     env = {**os.environ, "REDOCLY_TELEMETRY": "off", "REDOCLY_SUPPRESS_UPDATE_NOTICE": "true"}
     done = subprocess.run(
-        [str(REDOCLY), "lint", str(path), "--config", str(TOOLS / "redocly.yaml"),
-         "--format", "json", "--max-problems", "1000"],
-        capture_output=True, text=True, timeout=120, env=env, check=False)
+        [
+            str(REDOCLY),
+            "lint",
+            str(path),
+            "--config",
+            str(TOOLS / "redocly.yaml"),
+            "--format",
+            "json",
+            "--max-problems",
+            "1000",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
     problems: list[dict[str, object]] = json.loads(done.stdout)["problems"]
     assert done.returncode == (1 if problems else 0), done.stderr
     return problems
@@ -36,8 +50,10 @@ async def test_served_document_passes_the_strict_lint(api: Api, tmp_path: Path) 
     """Zero problems: any error or warning fails, with the rule and the place it names."""
     document = (await api.with_key(None).get("/api/v1/openapi.json")).json
     problems = lint(document, tmp_path)
-    assert [(p["ruleId"], p["location"][0]["pointer"], p["message"])  # type: ignore[index]
-            for p in problems] == []
+    assert [
+        (p["ruleId"], p["location"][0]["pointer"], p["message"])  # type: ignore[index]
+        for p in problems
+    ] == []
 
 
 async def test_lint_catches_a_broken_promise(api: Api, tmp_path: Path) -> None:
@@ -48,5 +64,8 @@ async def test_lint_catches_a_broken_promise(api: Api, tmp_path: Path) -> None:
     document["components"]["schemas"]["Idea"]["title"] = "Idea"
     document["paths"]["/api/v1/ideas"]["get"]["parameters"][0]["description"] = ""
     rules = {p["ruleId"] for p in lint(document, tmp_path)}
-    assert {"rule/request-body-example", "rule/no-titles",
-            "rule/parameter-description-not-empty"} <= rules
+    assert {
+        "rule/request-body-example",
+        "rule/no-titles",
+        "rule/parameter-description-not-empty",
+    } <= rules

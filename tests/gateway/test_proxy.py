@@ -28,8 +28,10 @@ async def test_service_down_is_503_with_rate_headers(rig: GatewayRig) -> None:
 async def test_forwarded_request_carries_the_caller(rig: GatewayRig) -> None:
     """The service hears the key's workspace, whatever X-Ims-* headers the client sent."""
     ws, other = rig.workspace(), rig.workspace()
-    r = await ws.api.post("/api/v1/webhooks", json={"name": uuid.uuid4().hex},
-                          headers={"X-Ims-Workspace-Id": other.id,
-                                   "X-Ims-Internal-Token": "forged"})
+    r = await ws.api.post(
+        "/api/v1/webhooks",
+        json={"name": uuid.uuid4().hex},
+        headers={"X-Ims-Workspace-Id": other.id, "X-Ims-Internal-Token": "forged"},
+    )
     assert r.status == 200 and r.json["data"]["workspaceId"] == ws.id
     assert rig.upstream.tokens_ok

@@ -18,8 +18,9 @@ async def test_limit_is_exact_across_two_gateways(system: System, new_workspace)
     urls = system.gateway_urls()
     assert len(urls) == 2
     await clear_of_window_edge(60)
-    results = await asyncio.gather(*(
-        ws.api.get("/api/v1/automation/auth", base_url=urls[i % 2]) for i in range(50)))
+    results = await asyncio.gather(
+        *(ws.api.get("/api/v1/automation/auth", base_url=urls[i % 2]) for i in range(50))
+    )
     ok = [r for r in results if r.status == 200]
     limited = [r for r in results if r.status == 429]
     assert len(ok) == 20 and len(limited) == 30
@@ -40,8 +41,9 @@ async def test_the_window_is_per_workspace(system: System, new_workspace) -> Non
     other = await new_workspace(rate_limit=3)
     second = ws.api.with_key((await ws.new_key(system.database_url))["key"])
     await clear_of_window_edge(60)
-    statuses = [(await c.get("/api/v1/automation/auth")).status
-                for c in (ws.api, second, ws.api, second)]
+    statuses = [
+        (await c.get("/api/v1/automation/auth")).status for c in (ws.api, second, ws.api, second)
+    ]
     assert statuses == [200, 200, 200, 429]
     assert (await other.api.get("/api/v1/automation/auth")).status == 200
 
@@ -49,8 +51,9 @@ async def test_the_window_is_per_workspace(system: System, new_workspace) -> Non
 async def test_headers_on_every_authenticated_answer(system: System, new_workspace) -> None:
     """Success, 404, 405, 403 scope, 403 plan, 413 and service answers all carry the headers."""
     ws = await new_workspace(rate_limit=1000)
-    narrow = ws.api.with_key((await ws.new_key(system.database_url,
-                                               scopes="workspace:read"))["key"])
+    narrow = ws.api.with_key(
+        (await ws.new_key(system.database_url, scopes="workspace:read"))["key"]
+    )
     starter = await new_workspace(plan="starter", rate_limit=1000)
     calls = [
         (ws.api.get("/api/v1/automation/auth"), 200),
@@ -59,8 +62,14 @@ async def test_headers_on_every_authenticated_answer(system: System, new_workspa
         (ws.api.put("/api/v1/ideas", json={}), 405),
         (narrow.get("/api/v1/customers"), 403),
         (starter.api.get("/api/v1/analytics/summary"), 403),
-        (ws.api.post("/api/v1/ideas", body=io.BytesIO(b"x" * (1024 * 1024 + 10)),  # type: ignore[arg-type]
-                     headers={"Content-Type": "application/json"}), 413),
+        (
+            ws.api.post(
+                "/api/v1/ideas",
+                body=io.BytesIO(b"x" * (1024 * 1024 + 10)),  # type: ignore[arg-type]
+                headers={"Content-Type": "application/json"},
+            ),
+            413,
+        ),
     ]
     for call, status in calls:
         r = await call
@@ -73,8 +82,9 @@ async def test_headers_on_every_authenticated_answer(system: System, new_workspa
     assert r.status != 401 and "RateLimit-Remaining" in r.headers
 
 
-async def test_plan_required_for_analytics_and_export_on_starter(system: System,
-                                                                 new_workspace) -> None:
+async def test_plan_required_for_analytics_and_export_on_starter(
+    system: System, new_workspace
+) -> None:
     """A starter workspace gets 403 plan_required on every plan-gated route of the table."""
     from libs.api.table import ROUTE_TABLE
 
@@ -92,8 +102,9 @@ async def test_plan_required_for_analytics_and_export_on_starter(system: System,
 async def test_scope_comes_before_plan(system: System, new_workspace) -> None:
     """A key without the scope on a starter workspace hears about the scope first."""
     starter = await new_workspace(plan="starter")
-    narrow = starter.api.with_key((await starter.new_key(system.database_url,
-                                                         scopes="ideas:read"))["key"])
+    narrow = starter.api.with_key(
+        (await starter.new_key(system.database_url, scopes="ideas:read"))["key"]
+    )
     r = await narrow.get("/api/v1/analytics/summary")
     assert r.status == 403 and r.error["code"] == "insufficient_scope"
 

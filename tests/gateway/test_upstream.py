@@ -13,12 +13,20 @@ from tests.support.processes import free_port
 
 # Path -> raw answer, written in pieces so the parser sees partial data.
 ANSWERS = {
-    "/length": [b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Len",
-                b"gth: 10\r\nX-Two: a\r\nX-Two: b\r\n\r\n{\"a\":", b" 123}"],
-    "/chunked": [b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel",
-                 b"lo\r\n6;ext=1\r\n world\r\n0\r", b"\n\r\n"],
-    "/trailers": [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n",
-                  b"X-Trailer: t\r\n\r\n"],
+    "/length": [
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Len",
+        b'gth: 10\r\nX-Two: a\r\nX-Two: b\r\n\r\n{"a":',
+        b" 123}",
+    ],
+    "/chunked": [
+        b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel",
+        b"lo\r\n6;ext=1\r\n world\r\n0\r",
+        b"\n\r\n",
+    ],
+    "/trailers": [
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n",
+        b"X-Trailer: t\r\n\r\n",
+    ],
     "/empty": [b"HTTP/1.1 204 No Content\r\n\r\n"],
 }
 
@@ -40,8 +48,14 @@ class RawServer:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
-                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                               if line.lower().startswith(b"content-length:")), 0)
+                length = next(
+                    (
+                        int(line.split(b":")[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:")
+                    ),
+                    0,
+                )
                 body = await reader.readexactly(length)
                 self.requests.append(head + body)
                 path = head.split(b" ")[1].decode()
@@ -74,8 +88,12 @@ class RawServer:
                         await writer.drain()
                     continue
                 if path == "/echo":
-                    writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: "
-                                 + str(len(body)).encode() + b"\r\n\r\n" + body)
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: "
+                        + str(len(body)).encode()
+                        + b"\r\n\r\n"
+                        + body
+                    )
                     await writer.drain()
                     break
                 for piece in ANSWERS[path]:
@@ -104,8 +122,9 @@ async def raw() -> AsyncIterator[RawServer]:
     await s.stop()
 
 
-async def get(pool: UpstreamPool, raw: RawServer, path: str, method: str = "GET",
-              body: bytes | None = None):  # type: ignore[no-untyped-def]
+async def get(
+    pool: UpstreamPool, raw: RawServer, path: str, method: str = "GET", body: bytes | None = None
+):  # type: ignore[no-untyped-def]
     return await pool.request("127.0.0.1", raw.port, method, path, [("X-A", "1")], body)
 
 
@@ -138,8 +157,14 @@ async def test_body_and_close_delimited(raw: RawServer) -> None:
 
 async def test_header_values_cannot_split_lines(raw: RawServer) -> None:
     pool = UpstreamPool()
-    await pool.request("127.0.0.1", raw.port, "GET", "/length",
-                       [("X-Name", "evil\r\nX-Ims-Workspace-Id: other")], None)
+    await pool.request(
+        "127.0.0.1",
+        raw.port,
+        "GET",
+        "/length",
+        [("X-Name", "evil\r\nX-Ims-Workspace-Id: other")],
+        None,
+    )
     assert b"\r\nX-Ims-Workspace-Id" not in raw.requests[-1]
     pool.close()
 
@@ -160,8 +185,8 @@ async def test_a_stale_connection_is_retried_for_safe_methods_only(raw: RawServe
     again on a new connection; a POST is not (the caller decides), and fails cleanly."""
     pool = UpstreamPool(read_timeout=5)
     for method in ("GET", "POST"):
-        await get(pool, raw, "/bye")            # the server closes it 50 ms after answering
-        time.sleep(0.2)                         # the close arrives, unseen by the loop
+        await get(pool, raw, "/bye")  # the server closes it 50 ms after answering
+        time.sleep(0.2)  # the close arrives, unseen by the loop
         if method == "GET":
             r = await get(pool, raw, "/length")
             assert r.status == 200
@@ -207,8 +232,9 @@ async def test_an_answer_over_the_buffer_limit_streams(raw: RawServer) -> None:
     assert pool._busy[("127.0.0.1", raw.port)] == 0
     assert (await get(pool, raw, "/length")).status == 200
     assert raw.connections == 2, "an aborted answer's connection is not reused"
-    small = await pool.request("127.0.0.1", raw.port, "GET", "/length", [], None,
-                               buffer_limit=65536)
+    small = await pool.request(
+        "127.0.0.1", raw.port, "GET", "/length", [], None, buffer_limit=65536
+    )
     assert small.stream is None and small.body == b'{"a": 123}'
     pool.close()
 

@@ -34,11 +34,16 @@ async def test_review_inbox_captures(new_workspace) -> None:
 
 async def test_create_validation_names_field(api: Api) -> None:
     """Every create rule answers 400 validation_error naming the field."""
-    cases = [({}, "title"), ({"title": ""}, "title"), ({"title": "x" * 501}, "title"),
-             ({"title": "t", "summary": "x" * 5001}, "summary"),
-             ({"title": "t", "category": "x" * 101}, "category"),
-             ({"title": "t", "url": "x" * 2001}, "url"), ({"title": 5}, "title"),
-             ({"title": "t", "extra": 1}, "extra")]
+    cases = [
+        ({}, "title"),
+        ({"title": ""}, "title"),
+        ({"title": "x" * 501}, "title"),
+        ({"title": "t", "summary": "x" * 5001}, "summary"),
+        ({"title": "t", "category": "x" * 101}, "category"),
+        ({"title": "t", "url": "x" * 2001}, "url"),
+        ({"title": 5}, "title"),
+        ({"title": "t", "extra": 1}, "extra"),
+    ]
     for body, field in cases:
         r = await api.post("/api/v1/ideas", json=body)
         assert r.status == 400 and r.error["code"] == "validation_error", body
@@ -51,8 +56,11 @@ async def test_get_unknown_and_foreign_idea_is_404(api: Api, new_workspace) -> N
     """Another workspace's idea, an unknown id and a non-UUID id answer 404."""
     other = await new_workspace()
     idea = await create(other.api)
-    for path in (f"/api/v1/ideas/{idea['id']}", f"/api/v1/ideas/{uuid.uuid4()}",
-                 "/api/v1/ideas/not-a-uuid"):
+    for path in (
+        f"/api/v1/ideas/{idea['id']}",
+        f"/api/v1/ideas/{uuid.uuid4()}",
+        "/api/v1/ideas/not-a-uuid",
+    ):
         r = await api.get(path)
         assert r.status == 404 and r.error["code"] == "not_found", path
     r = await api.patch(f"/api/v1/ideas/{idea['id']}", json={"title": "x"})
@@ -79,11 +87,18 @@ async def test_update_validation(api: Api) -> None:
     """Bad update bodies are 400 with the field; an empty body too."""
     idea = await create(api)
     path = f"/api/v1/ideas/{idea['id']}"
-    cases = [({"riceConfidence": 1.5}, "riceConfidence"), ({"riceEffort": 0}, "riceEffort"),
-             ({"riceReach": -1}, "riceReach"), ({"riceImpact": -0.1}, "riceImpact"),
-             ({"status": "nope"}, "status"), ({"title": ""}, "title"),
-             ({"decisionReason": "x" * 5001}, "decisionReason"), ({"foo": 1}, "foo"),
-             ({"riceReach": "1"}, "riceReach"), ({"title": None}, "title")]
+    cases = [
+        ({"riceConfidence": 1.5}, "riceConfidence"),
+        ({"riceEffort": 0}, "riceEffort"),
+        ({"riceReach": -1}, "riceReach"),
+        ({"riceImpact": -0.1}, "riceImpact"),
+        ({"status": "nope"}, "status"),
+        ({"title": ""}, "title"),
+        ({"decisionReason": "x" * 5001}, "decisionReason"),
+        ({"foo": 1}, "foo"),
+        ({"riceReach": "1"}, "riceReach"),
+        ({"title": None}, "title"),
+    ]
     for body, field in cases:
         r = await api.patch(path, json=body)
         assert r.status == 400 and r.error["field"] == field, (body, r.json)
@@ -105,22 +120,28 @@ async def test_status_changes_record_decisions(api: Api) -> None:
     await api.patch(path, json={"summary": "no status change"})
     r = await api.get(f"{path}/decisions")
     hist = r.data
-    assert [(h["previousStatus"], h["newStatus"]) for h in hist] == [("new", "planned"),
-                                                                    ("planned", "shipped")]
+    assert [(h["previousStatus"], h["newStatus"]) for h in hist] == [
+        ("new", "planned"),
+        ("planned", "shipped"),
+    ]
     assert hist[1]["reason"] == "Done" and hist[1]["closureCategory"] == "shipped"
     assert hist[0]["closureCategory"] is None and hist[0]["eventType"] == "status_changed"
     assert all(h["actorName"] == "API key" and h["source"] == "api" for h in hist)
     page = await api.get(f"{path}/decisions", params={"limit": 1})
     assert page.json["pagination"]["hasMore"] is True
-    page2 = await api.get(f"{path}/decisions",
-                          params={"limit": 1, "cursor": page.json["pagination"]["nextCursor"]})
+    page2 = await api.get(
+        f"{path}/decisions", params={"limit": 1, "cursor": page.json["pagination"]["nextCursor"]}
+    )
     assert page2.data[0]["id"] == hist[1]["id"] and page2.json["pagination"]["nextCursor"] is None
 
 
 async def test_closure_categories(api: Api) -> None:
     """rejected -> rejected_scope, duplicate, archived; an existing one is kept."""
-    for status, closure in (("rejected", "rejected_scope"), ("duplicate", "duplicate"),
-                            ("archived", "archived")):
+    for status, closure in (
+        ("rejected", "rejected_scope"),
+        ("duplicate", "duplicate"),
+        ("archived", "archived"),
+    ):
         idea = await create(api)
         r = await api.patch(f"/api/v1/ideas/{idea['id']}", json={"status": status})
         assert r.data["closureCategory"] == closure and r.data["decidedAt"]
@@ -149,21 +170,29 @@ async def test_votes_replace_and_breakdown(api: Api, ws) -> None:
     idea = await create(api)
     path = f"/api/v1/ideas/{idea['id']}"
     r = await api.post(f"{path}/vote")
-    assert r.data == {"ideaId": idea["id"], "voter": f"key:{ws.key_id}", "value": 1,
-                      "voteCount": 1}
+    assert r.data == {"ideaId": idea["id"], "voter": f"key:{ws.key_id}", "value": 1, "voteCount": 1}
     assert (await api.post(f"{path}/vote", json={"voter": "ann"})).data["voteCount"] == 2
     assert (await api.post(f"{path}/vote", json={"voter": "ann", "value": -1})).data[
-        "voteCount"] == 0
+        "voteCount"
+    ] == 0
     assert (await api.post(f"{path}/vote", json={"voter": "bob", "value": -1})).data[
-        "voteCount"] == -1
+        "voteCount"
+    ] == -1
     b = (await api.get(f"{path}/votes")).data
     assert (b["voteCount"], b["upvotes"], b["downvotes"]) == (-1, 1, 2)
     assert b["publicVoteCount"] == 0 and b["requestCount"] == 0
-    assert {v["voter"]: v["value"] for v in b["votes"]} == {f"key:{ws.key_id}": 1, "ann": -1,
-                                                            "bob": -1}
+    assert {v["voter"]: v["value"] for v in b["votes"]} == {
+        f"key:{ws.key_id}": 1,
+        "ann": -1,
+        "bob": -1,
+    }
     assert b["votes"][0]["voter"] == "bob"
-    for body, field in (({"value": 2}, "value"), ({"value": 0}, "value"),
-                        ({"voter": "x" * 256}, "voter"), ({"other": 1}, "other")):
+    for body, field in (
+        ({"value": 2}, "value"),
+        ({"value": 0}, "value"),
+        ({"voter": "x" * 256}, "voter"),
+        ({"other": 1}, "other"),
+    ):
         r = await api.post(f"{path}/vote", json=body)
         assert r.status == 400 and r.error["field"] == field
     assert (await api.get(path)).data["voteCount"] == -1
@@ -173,7 +202,10 @@ async def test_roadmap_assignment(api: Api) -> None:
     """PUT roadmap sets and clears the stage; unknown stage 404; stages count ideas."""
     stages = (await api.get("/api/v1/roadmap/stages")).data
     assert [(s["name"], s["slug"], s["isDefault"], s["position"]) for s in stages] == [
-        ("Now", "now", True, 0), ("Next", "next", False, 1), ("Later", "later", False, 2)]
+        ("Now", "now", True, 0),
+        ("Next", "next", False, 1),
+        ("Later", "later", False, 2),
+    ]
     idea = await create(api)
     path = f"/api/v1/ideas/{idea['id']}/roadmap"
     r = await api.put(path, json={"stageId": stages[1]["id"]})
@@ -197,8 +229,11 @@ async def test_empty_subresources(api: Api) -> None:
         assert r.status == 200 and r.data == [], sub
         assert (await api.get(f"/api/v1/ideas/{uuid.uuid4()}/{sub}")).status == 404
     r = await api.get(f"/api/v1/ideas/{idea['id']}/signals")
-    assert r.data == [] and r.json["pagination"] == {"limit": 25, "hasMore": False,
-                                                     "nextCursor": None}
+    assert r.data == [] and r.json["pagination"] == {
+        "limit": 25,
+        "hasMore": False,
+        "nextCursor": None,
+    }
 
 
 async def test_workspace_info(api: Api, ws) -> None:

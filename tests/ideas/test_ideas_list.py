@@ -13,8 +13,9 @@ from tests.support.processes import System
 
 
 async def make(api: Api, n: int, **fields: object) -> list[dict]:
-    r = await api.post("/api/v1/ideas/batch",
-                       json={"ideas": [{"title": f"Idea {k}", **fields} for k in range(n)]})
+    r = await api.post(
+        "/api/v1/ideas/batch", json={"ideas": [{"title": f"Idea {k}", **fields} for k in range(n)]}
+    )
     assert r.status == 200, r.json
     return r.data["ideas"]  # type: ignore[no-any-return]
 
@@ -72,15 +73,18 @@ async def test_cursor_tampering_and_mismatch(api: Api) -> None:
     r = await api.get("/api/v1/ideas", params={"limit": 1, "sort": "voteCount"})
     cursor = r.json["pagination"]["nextCursor"]
     body, sig = cursor.split(".")
-    bad = [cursor + "x", body[:-2] + "AA." + sig, "garbage", "", "a.b",
-           body + "." + sig[::-1]]
+    bad = [cursor + "x", body[:-2] + "AA." + sig, "garbage", "", "a.b", body + "." + sig[::-1]]
     for c in bad:
         r = await api.get("/api/v1/ideas", params={"limit": 1, "sort": "voteCount", "cursor": c})
         if c == "":
             continue
         assert r.status == 400 and r.error["field"] == "cursor", c
-    for params in ({"sort": "createdAt"}, {"sort": "voteCount", "order": "asc"},
-                   {"sort": "voteCount", "status": "new"}, {"sort": "voteCount", "search": "x"}):
+    for params in (
+        {"sort": "createdAt"},
+        {"sort": "voteCount", "order": "asc"},
+        {"sort": "voteCount", "status": "new"},
+        {"sort": "voteCount", "search": "x"},
+    ):
         r = await api.get("/api/v1/ideas", params={"limit": 1, "cursor": cursor, **params})
         assert r.status == 400 and r.error["field"] == "cursor", params
 
@@ -100,8 +104,10 @@ async def test_nullable_sort_keeps_nulls_last(api: Api) -> None:
     ideas = await make(api, 5)
     scores = {ideas[0]["id"]: 10.0, ideas[1]["id"]: 50.0, ideas[2]["id"]: 10.0}
     for idea_id, reach in scores.items():
-        await api.patch(f"/api/v1/ideas/{idea_id}", json={
-            "riceReach": reach, "riceImpact": 1, "riceConfidence": 1, "riceEffort": 1})
+        await api.patch(
+            f"/api/v1/ideas/{idea_id}",
+            json={"riceReach": reach, "riceImpact": 1, "riceConfidence": 1, "riceEffort": 1},
+        )
     nulls = sorted(i["id"] for i in ideas[3:])
     tied = sorted([ideas[0]["id"], ideas[2]["id"]])
     desc = [i["id"] for i in await all_pages(api, {"sort": "riceScore"}, limit=2)]
@@ -115,17 +121,32 @@ async def test_every_sort_key_is_accepted(api: Api, system: System, ws) -> None:
     ideas = await make(api, 4)
     day = datetime(2025, 1, 1, tzinfo=timezone.utc)
     for n, idea in enumerate(ideas[:3]):
-        sql(system, "UPDATE ideas.ideas SET validation_score = %s, total_customer_arr = %s,"
+        sql(
+            system,
+            "UPDATE ideas.ideas SET validation_score = %s, total_customer_arr = %s,"
             " shipped_at = %s, decided_at = %s, signal_count = %s, last_activity_at = %s,"
             " vote_count = %s WHERE id = %s",
-            (n * 10, 1000 * (3 - n), day + timedelta(days=n), day - timedelta(days=n), n, 
-             day + timedelta(hours=n), 5 - n, idea["id"]))
-    fields = {"validationScore": lambda i: i["validation"]["score"],
-              "totalCustomerARR": lambda i: i["totalCustomerARR"],
-              "shippedAt": lambda i: i["shippedAt"], "decidedAt": lambda i: i["decidedAt"],
-              "signalCount": lambda i: i["signalCount"], "voteCount": lambda i: i["voteCount"],
-              "lastActivityAt": lambda i: i["lastActivityAt"],
-              "createdAt": lambda i: i["createdAt"]}
+            (
+                n * 10,
+                1000 * (3 - n),
+                day + timedelta(days=n),
+                day - timedelta(days=n),
+                n,
+                day + timedelta(hours=n),
+                5 - n,
+                idea["id"],
+            ),
+        )
+    fields = {
+        "validationScore": lambda i: i["validation"]["score"],
+        "totalCustomerARR": lambda i: i["totalCustomerARR"],
+        "shippedAt": lambda i: i["shippedAt"],
+        "decidedAt": lambda i: i["decidedAt"],
+        "signalCount": lambda i: i["signalCount"],
+        "voteCount": lambda i: i["voteCount"],
+        "lastActivityAt": lambda i: i["lastActivityAt"],
+        "createdAt": lambda i: i["createdAt"],
+    }
     for sort, get in fields.items():
         for order in ("asc", "desc"):
             got = await all_pages(api, {"sort": sort, "order": order}, limit=3)
@@ -142,16 +163,29 @@ async def test_filters(api: Api, system: System, ws) -> None:
     a, b, c = await make(api, 3, category="ui")
     await api.post("/api/v1/ideas", json={"title": "Other", "source": "slack", "category": "api"})
     product, tag = uuid.uuid4(), uuid.uuid4()
-    sql(system, "INSERT INTO ideas.products (workspace_id, id, name) VALUES (%s, %s, 'Web')",
-        (ws.id, product))
-    sql(system, "INSERT INTO ideas.tags (workspace_id, id, name) VALUES (%s, %s, 'bug')",
-        (ws.id, tag))
+    sql(
+        system,
+        "INSERT INTO ideas.products (workspace_id, id, name) VALUES (%s, %s, 'Web')",
+        (ws.id, product),
+    )
+    sql(
+        system,
+        "INSERT INTO ideas.tags (workspace_id, id, name) VALUES (%s, %s, 'bug')",
+        (ws.id, tag),
+    )
     sql(system, "INSERT INTO ideas.idea_tags VALUES (%s, %s, %s)", (ws.id, b["id"], tag))
-    sql(system, "UPDATE ideas.ideas SET product_id = %s, destination = 'jira',"
+    sql(
+        system,
+        "UPDATE ideas.ideas SET product_id = %s, destination = 'jira',"
         " decision_owner_email = 'ann@x.io', total_customer_arr = 5000, customer_count = 2"
-        " WHERE id = %s", (product, a["id"]))
-    sql(system, "UPDATE ideas.ideas SET total_customer_arr = 100, customer_count = 1"
-        " WHERE id = %s", (c["id"],))
+        " WHERE id = %s",
+        (product, a["id"]),
+    )
+    sql(
+        system,
+        "UPDATE ideas.ideas SET total_customer_arr = 100, customer_count = 1 WHERE id = %s",
+        (c["id"],),
+    )
     await api.patch(f"/api/v1/ideas/{c['id']}", json={"status": "shipped"})
     await api.patch(f"/api/v1/ideas/{b['id']}", json={"status": "rejected"})
 
@@ -185,9 +219,17 @@ async def test_filters(api: Api, system: System, ws) -> None:
 
 async def test_search_matches_every_word(api: Api) -> None:
     """search: case-insensitive, title or summary, every word must match."""
-    r = await api.post("/api/v1/ideas/batch", json={"ideas": [
-        {"title": "Dark mode for the dashboard"}, {"title": "Export", "summary": "CSV of DARK data"},
-        {"title": "Light theme"}, {"title": "100% sure_thing"}]})
+    r = await api.post(
+        "/api/v1/ideas/batch",
+        json={
+            "ideas": [
+                {"title": "Dark mode for the dashboard"},
+                {"title": "Export", "summary": "CSV of DARK data"},
+                {"title": "Light theme"},
+                {"title": "100% sure_thing"},
+            ]
+        },
+    )
     dark, export, light, pct = [i["id"] for i in r.data["ideas"]]
 
     async def ids(text: str) -> set[str]:
@@ -200,15 +242,32 @@ async def test_search_matches_every_word(api: Api) -> None:
     assert await ids("dash") == {dark}
     assert await ids("theme light") == {light}
     assert await ids("dark light") == set()
-    assert await ids("100%") == {pct} and await ids("e_t") == {pct} and await ids("s_x") == set() and await ids("%") == {pct}
+    assert (
+        await ids("100%") == {pct}
+        and await ids("e_t") == {pct}
+        and await ids("s_x") == set()
+        and await ids("%") == {pct}
+    )
 
 
 async def test_bad_query_parameters(api: Api) -> None:
     """Bad sort, order, enum, limit, date, uuid, number and unknown parameters are 400."""
-    cases = {"sort": "title", "order": "up", "status": "open", "source": "myspace",
-             "limit": "0", "since": "yesterday", "roadmapStageId": "x", "min_arr": "lots",
-             "has_customers": "maybe", "search": "x" * 201, "category": "c" * 101,
-             "bogus": "1", "tag_id": "1", "product_id": "2"}
+    cases = {
+        "sort": "title",
+        "order": "up",
+        "status": "open",
+        "source": "myspace",
+        "limit": "0",
+        "since": "yesterday",
+        "roadmapStageId": "x",
+        "min_arr": "lots",
+        "has_customers": "maybe",
+        "search": "x" * 201,
+        "category": "c" * 101,
+        "bogus": "1",
+        "tag_id": "1",
+        "product_id": "2",
+    }
     for name, value in cases.items():
         r = await api.get("/api/v1/ideas", params={name: value})
         assert r.status == 400 and r.error["field"] == name, (name, r.json)
@@ -218,8 +277,9 @@ async def test_bad_query_parameters(api: Api) -> None:
 
 async def test_concurrent_creates_number_uniquely(api: Api) -> None:
     """Concurrent creates get distinct consecutive numbers."""
-    rs = await asyncio.gather(*(api.post("/api/v1/ideas", json={"title": f"c{k}"})
-                                for k in range(10)))
+    rs = await asyncio.gather(
+        *(api.post("/api/v1/ideas", json={"title": f"c{k}"}) for k in range(10))
+    )
     numbers = sorted(int(r.data["ideaServiceId"].split("-")[1]) for r in rs)
     assert numbers == list(range(1, 11))
 
@@ -234,9 +294,9 @@ async def test_total_over_the_count_bound_is_exact(api: Api) -> None:
     r = await api.get("/api/v1/ideas", params={"limit": 1})
     assert r.json["pagination"]["total"] == 1103
     # Concurrent first askers of a count over the bound share one count and all get it exact.
-    pages = await asyncio.gather(*(api.get("/api/v1/ideas", params={"category": "bulk",
-                                                                     "source": "api"})
-                                   for _ in range(8)))
+    pages = await asyncio.gather(
+        *(api.get("/api/v1/ideas", params={"category": "bulk", "source": "api"}) for _ in range(8))
+    )
     assert {p.json["pagination"]["total"] for p in pages} == {1100}
 
 

@@ -16,8 +16,15 @@ from tests.support.processes import ROOT, System
 async def ctl(system: System, *args: str) -> dict[str, Any]:
     env = {**os.environ, "DATABASE_URL": system.database_url}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "services.ctl", *args, cwd=ROOT, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "services.ctl",
+        *args,
+        cwd=ROOT,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
     return orjson.loads(out)  # type: ignore[no-any-return]
@@ -26,8 +33,7 @@ async def ctl(system: System, *args: str) -> dict[str, Any]:
 async def titles(api: Api) -> list[tuple[str, str, str]]:
     out, cursor = [], None
     while True:
-        r = await api.get("/api/v1/ideas", params={"limit": 100, "cursor": cursor,
-                                                   "order": "asc"})
+        r = await api.get("/api/v1/ideas", params={"limit": 100, "cursor": cursor, "order": "asc"})
         out += [(i["ideaServiceId"], i["title"], i["status"]) for i in r.data]
         cursor = r.json["pagination"]["nextCursor"]
         if cursor is None:
@@ -58,8 +64,15 @@ async def test_seed_fills_every_resource(system: System, new_workspace) -> None:
     seen: dict[str, int] = {}
     ideas = (await api.get("/api/v1/ideas", params={"limit": 100, "sort": "signalCount"})).data
     for idea in ideas[:40]:
-        for sub in ("signals", "decisions", "evidence", "participants", "meetings",
-                    "support-tickets", "votes"):
+        for sub in (
+            "signals",
+            "decisions",
+            "evidence",
+            "participants",
+            "meetings",
+            "support-tickets",
+            "votes",
+        ):
             r = await api.get(f"/api/v1/ideas/{idea['id']}/{sub}")
             assert r.status == 200
             data = r.data if sub != "votes" else r.data["votes"]
@@ -78,9 +91,17 @@ async def test_seed_refuses_unknown_workspace(system: System) -> None:
     """seed with a workspace that does not exist exits 1 with a message."""
     env = {**os.environ, "DATABASE_URL": system.database_url}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "services.ctl", "seed", "--workspace",
-        "00000000-0000-4000-8000-000000000000", cwd=ROOT, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "services.ctl",
+        "seed",
+        "--workspace",
+        "00000000-0000-4000-8000-000000000000",
+        cwd=ROOT,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     _, err = await proc.communicate()
     assert proc.returncode == 1 and b"not found" in err
 

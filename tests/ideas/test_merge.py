@@ -56,14 +56,17 @@ def set_counts(system: System, idea_id: str, public: int, requests: int) -> None
     conn = psycopg2.connect(system.database_url)
     try:
         with conn, conn.cursor() as cur:
-            cur.execute("UPDATE ideas.ideas SET public_vote_count = %s, request_count = %s"
-                        " WHERE id = %s", (public, requests, idea_id))
+            cur.execute(
+                "UPDATE ideas.ideas SET public_vote_count = %s, request_count = %s WHERE id = %s",
+                (public, requests, idea_id),
+            )
     finally:
         conn.close()
 
 
 async def test_merge_moves_votes_signals_and_counts_then_unmerge_restores(
-        api: Api, system: System) -> None:
+    api: Api, system: System
+) -> None:
     """Every voter counts once on the primary; signals and counters move; unmerge gives back
     the duplicate's state exactly, keeping a vote cast on the primary since."""
     primary = await new_idea(api)
@@ -72,7 +75,7 @@ async def test_merge_moves_votes_signals_and_counts_then_unmerge_restores(
     await vote(api, dup["id"], "ann", 1)
     await vote(api, dup["id"], "bob", -1)
     await vote(api, dup["id"], "cid", 1)
-    await vote(api, primary["id"], "ann", -1)   # ann voted on both: the primary's vote counts
+    await vote(api, primary["id"], "ann", -1)  # ann voted on both: the primary's vote counts
     await vote(api, primary["id"], "dan", 1)
     await signal(api, dup["title"], "slack")
     await signal(api, dup["title"], "discord")
@@ -97,8 +100,12 @@ async def test_merge_moves_votes_signals_and_counts_then_unmerge_restores(
     decisions = (await api.get(f"{I}/{dup['id']}/decisions")).data
     last = decisions[-1]
     assert [x["eventType"] for x in decisions] == ["status_changed", "merged"]
-    assert (last["previousStatus"], last["newStatus"], last["relatedIdeaId"],
-            last["closureCategory"]) == ("under_review", "duplicate", primary["id"], "duplicate")
+    assert (
+        last["previousStatus"],
+        last["newStatus"],
+        last["relatedIdeaId"],
+        last["closureCategory"],
+    ) == ("under_review", "duplicate", primary["id"], "duplicate")
     signals = (await api.get(f"{I}/{primary['id']}/signals")).data
     assert len(signals) == 3
 
@@ -110,7 +117,11 @@ async def test_merge_moves_votes_signals_and_counts_then_unmerge_restores(
     out = await unmerge(api, dup["id"])
     p, d = out["primary"], out["duplicate"]
     assert (d["status"], d["mergedIntoId"], d["decidedAt"], d["closureCategory"]) == (
-        "under_review", None, before["decidedAt"], before["closureCategory"])
+        "under_review",
+        None,
+        before["decidedAt"],
+        before["closureCategory"],
+    )
     assert await votes(api, dup["id"]) == {"ann": 1, "bob": -1, "cid": 1}
     assert d["voteCount"] == 1
     assert await votes(api, primary["id"]) == {"ann": -1, "bob": 1, "dan": 1, "eve": 1}
@@ -121,7 +132,10 @@ async def test_merge_moves_votes_signals_and_counts_then_unmerge_restores(
     assert (p["publicVoteCount"], p["requestCount"]) == (10, 1)
     last = (await api.get(f"{I}/{dup['id']}/decisions")).data[-1]
     assert (last["eventType"], last["relatedIdeaId"], last["newStatus"]) == (
-        "unmerged", primary["id"], "under_review")
+        "unmerged",
+        primary["id"],
+        "under_review",
+    )
     # And it can be merged again.
     again = await merge(api, dup["id"], primary["id"])
     assert again["primary"]["voteCount"] == 3  # ann -1, bob 1, cid 1, dan 1, eve 1
@@ -167,9 +181,9 @@ async def test_chains_and_conflicts(api: Api) -> None:
     a, b, c, gone = [await new_idea(api) for _ in range(4)]
     await vote(api, a["id"], "x", 1)
     await merge(api, a["id"], b["id"])
-    assert (await merge(api, a["id"], c["id"], 409))["code"] == "conflict"   # already merged
-    assert (await merge(api, c["id"], a["id"], 409))["code"] == "conflict"   # primary merged
-    out = await merge(api, b["id"], c["id"])                                  # B into C
+    assert (await merge(api, a["id"], c["id"], 409))["code"] == "conflict"  # already merged
+    assert (await merge(api, c["id"], a["id"], 409))["code"] == "conflict"  # primary merged
+    out = await merge(api, b["id"], c["id"])  # B into C
     assert out["primary"]["voteCount"] == 1  # x's vote came along
     assert (await unmerge(api, a["id"], 409))["code"] == "conflict"  # its primary is merged
     await unmerge(api, b["id"])
@@ -177,7 +191,7 @@ async def test_chains_and_conflicts(api: Api) -> None:
     out = await unmerge(api, a["id"])
     assert out["duplicate"]["voteCount"] == 1 and out["primary"]["voteCount"] == 0
     assert (await api.get(f"{I}/{c['id']}")).data["voteCount"] == 0
-    assert (await unmerge(api, a["id"], 409))["code"] == "conflict"   # not merged
+    assert (await unmerge(api, a["id"], 409))["code"] == "conflict"  # not merged
     await api.delete(f"{I}/{gone['id']}")
     assert (await merge(api, gone["id"], a["id"], 409))["code"] == "conflict"
     assert (await merge(api, a["id"], gone["id"], 409))["code"] == "conflict"
@@ -209,8 +223,10 @@ async def test_scope_needed(ws: Workspace, system: System) -> None:
     idea, other = await new_idea(ws.api), await new_idea(ws.api)
     key = await ws.new_key(system.database_url, scopes="ideas:read,ideas:vote")
     reader = ws.api.with_key(key["key"])
-    for r in (await reader.post(f"{I}/{idea['id']}/merge", json={"intoId": other["id"]}),
-              await reader.post(f"{I}/{idea['id']}/unmerge")):
+    for r in (
+        await reader.post(f"{I}/{idea['id']}/merge", json={"intoId": other["id"]}),
+        await reader.post(f"{I}/{idea['id']}/unmerge"),
+    ):
         assert r.status == 403 and r.error["code"] == "insufficient_scope"
 
 
@@ -221,8 +237,13 @@ async def test_events_of_merge_and_unmerge(api: Api, tap: Tap) -> None:
     out = await merge(api, dup["id"], primary["id"])
     events = await tap.take(3)
     got = sorted((e["type"], e["data"]["idea"]["id"]) for e in events)
-    assert got == sorted([("idea.status_changed", dup["id"]), ("idea.updated", dup["id"]),
-                          ("idea.updated", primary["id"])])
+    assert got == sorted(
+        [
+            ("idea.status_changed", dup["id"]),
+            ("idea.updated", dup["id"]),
+            ("idea.updated", primary["id"]),
+        ]
+    )
     changed = next(e for e in events if e["type"] == "idea.status_changed")
     assert changed["data"]["previousStatus"] == "new"
     assert changed["data"]["idea"]["mergedIntoId"] == primary["id"]
@@ -230,8 +251,13 @@ async def test_events_of_merge_and_unmerge(api: Api, tap: Tap) -> None:
     await unmerge(api, dup["id"])
     events = await tap.take(3)
     got = sorted((e["type"], e["data"]["idea"]["id"]) for e in events)
-    assert got == sorted([("idea.status_changed", dup["id"]), ("idea.updated", dup["id"]),
-                          ("idea.updated", primary["id"])])
+    assert got == sorted(
+        [
+            ("idea.status_changed", dup["id"]),
+            ("idea.updated", dup["id"]),
+            ("idea.updated", primary["id"]),
+        ]
+    )
     changed = next(e for e in events if e["type"] == "idea.status_changed")
     assert changed["data"]["previousStatus"] == "duplicate"
     assert changed["data"]["idea"]["status"] == "new"

@@ -64,8 +64,13 @@ async def test_edit_delete_and_merge_follow_within_2_seconds(api: Api) -> None:
 
     await until(lambda: _has(ids("Hotkeys for power users"), b["id"]))
     # An edit changes the meaning: found by the new one within 2 s.
-    r = await api.patch(f"{I}/{b['id']}", json={"title": "Sign in with a SAML identity provider",
-                                                   "summary": "Okta and Azure AD logins"})
+    r = await api.patch(
+        f"{I}/{b['id']}",
+        json={
+            "title": "Sign in with a SAML identity provider",
+            "summary": "Okta and Azure AD logins",
+        },
+    )
     assert r.status == 200
     await until(lambda: _first(ids("Log in through Okta single sign-on"), b["id"]))
     # GET /ideas/{id}/similar: never the idea itself.
@@ -100,20 +105,33 @@ async def _first(ids: Any, idea_id: str) -> bool:
 
 async def test_validation_not_found_and_isolation(api: Api, new_workspace: Any) -> None:
     idea = await new_idea(api, "Offline mode", "Work without a connection")
-    for params, field in (({"limit": 0}, "limit"), ({"limit": 51}, "limit"),
-                          ({"min_similarity": 1.5}, "min_similarity"),
-                          ({"min_similarity": "x"}, "min_similarity")):
+    for params, field in (
+        ({"limit": 0}, "limit"),
+        ({"limit": 51}, "limit"),
+        ({"min_similarity": 1.5}, "min_similarity"),
+        ({"min_similarity": "x"}, "min_similarity"),
+    ):
         r = await api.get(f"{I}/{idea['id']}/similar", params=params)
         assert (r.status, r.error["code"], r.error.get("field")) == (
-            400, "validation_error", field), r.body
-    for body, field in (({"title": ""}, "title"), ({"title": "x" * 501}, "title"),
-                        ({"title": "x", "summary": "y" * 5001}, "summary"),
-                        ({"title": "x", "limit": 51}, "limit"),
-                        ({"title": "x", "minSimilarity": -0.1}, "minSimilarity"),
-                        ({"title": "x", "other": 1}, "other"), ({}, "title")):
+            400,
+            "validation_error",
+            field,
+        ), r.body
+    for body, field in (
+        ({"title": ""}, "title"),
+        ({"title": "x" * 501}, "title"),
+        ({"title": "x", "summary": "y" * 5001}, "summary"),
+        ({"title": "x", "limit": 51}, "limit"),
+        ({"title": "x", "minSimilarity": -0.1}, "minSimilarity"),
+        ({"title": "x", "other": 1}, "other"),
+        ({}, "title"),
+    ):
         r = await api.post(f"{I}/similar", json=body)
         assert (r.status, r.error["code"], r.error.get("field")) == (
-            400, "validation_error", field), r.body
+            400,
+            "validation_error",
+            field,
+        ), r.body
     r = await api.get(f"{I}/{uuid.uuid4()}/similar")
     assert r.status == 404 and r.error["code"] == "not_found"
     other: Workspace = await new_workspace()
@@ -140,11 +158,20 @@ async def test_automation_duplicate_by_meaning(api: Api, system: Any) -> None:
     pdf = await new_idea(api, "Export reports as PDF", "Download any report as a PDF file")
     await until(lambda: _has(_ids(api, "PDF export"), pdf["id"]))
     await until(lambda: _has(_ids(api, "Dark theme"), dark["id"]))
-    r = await api.post(A, json={"title": "Night theme for the app",
-                                "summary": "The bright white screens hurt my eyes",
-                                "source": "slack", "authorName": "Ann"})
-    assert r.status == 200 and r.json == {"status": "skipped", "reason": "Duplicate idea",
-                                          "id": None}, r.body
+    r = await api.post(
+        A,
+        json={
+            "title": "Night theme for the app",
+            "summary": "The bright white screens hurt my eyes",
+            "source": "slack",
+            "authorName": "Ann",
+        },
+    )
+    assert r.status == 200 and r.json == {
+        "status": "skipped",
+        "reason": "Duplicate idea",
+        "id": None,
+    }, r.body
     sig = (await api.get(f"{I}/{dark['id']}/signals")).data[0]
     assert sig["platform"] == "slack" and sig["userName"] == "Ann"
     assert 0.5 <= sig["similarity"] < 1.0
@@ -182,15 +209,22 @@ async def test_rebuild_embeds_ideas_written_by_sql(api: Api, ws: Workspace, syst
 
     conn = psycopg2.connect(system.database_url)
     with conn, conn.cursor() as cur:
-        cur.execute("INSERT INTO ideas.ideas (workspace_id, id, number, title, summary, status,"
-                    " title_key) VALUES (%s, %s, 9001, 'Gantt chart for project plans',"
-                    " 'A timeline with dependencies', 'new', 'gantt chart for project plans')",
-                    (ws.id, str(uuid.uuid4())))
+        cur.execute(
+            "INSERT INTO ideas.ideas (workspace_id, id, number, title, summary, status,"
+            " title_key) VALUES (%s, %s, 9001, 'Gantt chart for project plans',"
+            " 'A timeline with dependencies', 'new', 'gantt chart for project plans')",
+            (ws.id, str(uuid.uuid4())),
+        )
     conn.close()
     assert not await similar_to(api, "Timeline of dependent tasks")
-    out = subprocess.run([sys.executable, "-m", "services.ctl", "similar", "rebuild",
-                          "--workspace", ws.id], cwd=ROOT, capture_output=True, text=True,
-                         env={**system.env()}, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "services.ctl", "similar", "rebuild", "--workspace", ws.id],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**system.env()},
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["embedded"] == 1
 

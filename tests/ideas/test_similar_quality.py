@@ -37,8 +37,10 @@ def keyword_ranking(query: str, ideas: list[dict[str, Any]]) -> list[str]:
 async def load(api: Api) -> dict[str, str]:
     """The labeled ideas in the workspace; their ids by key once all are searchable."""
     ideas = DATA["ideas"]
-    r = await api.post(f"{I}/batch", json={"ideas": [
-        {"title": i["title"], "summary": i["summary"]} for i in ideas]})
+    r = await api.post(
+        f"{I}/batch",
+        json={"ideas": [{"title": i["title"], "summary": i["summary"]} for i in ideas]},
+    )
     assert r.status == 200, r.body
     by_id = {idea["id"]: src["key"] for idea, src in zip(r.data["ideas"], ideas)}
     loop = asyncio.get_running_loop()
@@ -64,8 +66,10 @@ async def test_paraphrases_found_first_and_keywords_miss_them(api: Api) -> None:
         kw1 += kw[0] == q["match"]
         kw5 += q["match"] in kw[:5]
     n = len(queries)
-    print(f"\nmeaning top-1 {top1 / n:.3f} top-5 {top5 / n:.3f}; "
-          f"keywords top-1 {kw1 / n:.3f} top-5 {kw5 / n:.3f} ({n} paraphrases)")
+    print(
+        f"\nmeaning top-1 {top1 / n:.3f} top-5 {top5 / n:.3f}; "
+        f"keywords top-1 {kw1 / n:.3f} top-5 {kw5 / n:.3f} ({n} paraphrases)"
+    )
     assert top1 / n >= 0.80 and top5 / n >= 0.95
     assert top1 / n - kw1 / n >= 0.2 and top5 / n - kw5 / n >= 0.1
 
@@ -77,8 +81,9 @@ async def test_duplicate_threshold_precision_and_recall(api: Api) -> None:
     threshold = Settings.duplicate_similarity
     hits = wrong = 0
     for q in DATA["queries"] + DATA["negatives"]:
-        r = await api.post(f"{I}/similar", json={"title": q["text"], "limit": 1,
-                                                 "minSimilarity": threshold})
+        r = await api.post(
+            f"{I}/similar", json={"title": q["text"], "limit": 1, "minSimilarity": threshold}
+        )
         if r.data:
             if by_id[r.data[0]["idea"]["id"]] == q.get("match"):
                 hits += 1

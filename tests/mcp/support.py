@@ -18,10 +18,14 @@ MCP_PATH = "/api/v1/mcp"
 @contextlib.asynccontextmanager
 async def mcp_session(base_url: str, key: str) -> AsyncIterator[ClientSession]:
     """An initialized MCP client session for `key` (the `initialize` handshake included)."""
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"},
-                              timeout=httpx2.Timeout(30.0))
-    async with http, streamable_http_client(base_url + MCP_PATH, http_client=http) as streams, \
-            ClientSession(*streams) as session:
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {key}"}, timeout=httpx2.Timeout(30.0)
+    )
+    async with (
+        http,
+        streamable_http_client(base_url + MCP_PATH, http_client=http) as streams,
+        ClientSession(*streams) as session,
+    ):
         await session.initialize()
         yield session
 

@@ -14,9 +14,18 @@ def test_eleven_tools_are_served() -> None:
     """The route table declares the eleven tools, each once."""
     assert [r.tool.name for r in TOOL_ROUTES if r.tool] == list(build(TOOL_ROUTES))
     assert set(build(TOOL_ROUTES)) == {
-        "search_ideas", "get_idea", "create_idea", "update_idea", "vote_idea",
-        "find_similar_ideas", "merge_ideas", "list_customers", "link_customer",
-        "analytics_summary", "list_roadmap_stages"}
+        "search_ideas",
+        "get_idea",
+        "create_idea",
+        "update_idea",
+        "vote_idea",
+        "find_similar_ideas",
+        "merge_ideas",
+        "list_customers",
+        "link_customer",
+        "analytics_summary",
+        "list_roadmap_stages",
+    }
 
 
 def test_merge_ideas_declaration_maps_to_its_route() -> None:
@@ -27,14 +36,14 @@ def test_merge_ideas_declaration_maps_to_its_route() -> None:
     assert set(schema["required"]) == {"duplicateId", "intoId"}
     assert schema["properties"]["intoId"]["type"] == "string"
     dup, into = uuid.uuid4(), uuid.uuid4()
-    call = tool.call({"duplicateId": "IDEA-2", "intoId": "IDEA-1"},
-                     {"duplicateId": dup, "intoId": into})
+    call = tool.call(
+        {"duplicateId": "IDEA-2", "intoId": "IDEA-1"}, {"duplicateId": dup, "intoId": into}
+    )
     assert (call.method, call.path) == ("POST", f"{API}/ideas/{dup}/merge")
     assert call.body == {"intoId": str(into)}
     output = tool.definition().output_schema
     assert output is not None and set(output["required"]) == {"primary", "duplicate"}
-    assert tool.result({"data": {"primary": 1, "duplicate": 2}}) == {"primary": 1,
-                                                                     "duplicate": 2}
+    assert tool.result({"data": {"primary": 1, "duplicate": 2}}) == {"primary": 1, "duplicate": 2}
 
 
 def test_find_similar_ideas_declaration_maps_to_its_route() -> None:
@@ -69,8 +78,14 @@ def test_idea_references() -> None:
     some = uuid.uuid4()
     assert idea_ref(str(some)) == some
     assert idea_ref("IDEA-42") == 42
-    for value in ("IDEA-0", "IDEA-042", "idea-42", "IDEA-9223372036854775808", "42", 42, None,
-                  "IDEA-4 2"):
+    for value in (
+        "IDEA-0",
+        "IDEA-042",
+        "idea-42",
+        "IDEA-9223372036854775808",
+        "42",
+        42,
+        None,
+        "IDEA-4 2",
+    ):
         assert idea_ref(value) is None, value
-
-

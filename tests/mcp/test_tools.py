@@ -21,8 +21,9 @@ async def test_handshake_speaks_protocol_2025_11_25(system: System, ws: Workspac
 async def test_create_idea_is_the_rest_create(ws: Workspace) -> None:
     """create_idea answers the Idea that REST then reads, with the REST defaults."""
     async with mcp_session(ws.api.base_url, ws.key) as session:
-        idea = await call(session, "create_idea", title="Dark mode", summary="For night owls",
-                          category="feature")
+        idea = await call(
+            session, "create_idea", title="Dark mode", summary="For night owls", category="feature"
+        )
         rest = (await ws.api.get(f"/api/v1/ideas/{idea['id']}")).data
         listed = (await ws.api.get("/api/v1/ideas", params={"search": "night owls"})).data
         assert listed == [idea]
@@ -51,8 +52,11 @@ async def test_search_ideas_pages_like_the_list(ws: Workspace) -> None:
         await ws.api.post("/api/v1/ideas", json={"title": "Unrelated"})
         page = await call(session, "search_ideas", query="csv export")
         rest = await ws.api.get("/api/v1/ideas", params={"search": "csv export", "limit": 10})
-        assert page == {"ideas": rest.data, "nextCursor": rest.json["pagination"]["nextCursor"],
-                        "total": 13}
+        assert page == {
+            "ideas": rest.data,
+            "nextCursor": rest.json["pagination"]["nextCursor"],
+            "total": 13,
+        }
         nxt = await call(session, "search_ideas", query="csv export", cursor=page["nextCursor"])
         assert len(nxt["ideas"]) == 3 and nxt["nextCursor"] is None
         ordered = await call(session, "search_ideas", sort="createdAt", order="asc", limit=2)
@@ -65,14 +69,26 @@ async def test_update_idea_changes_status_with_a_decision(ws: Workspace) -> None
     change is a decision by the key, and RICE is scored."""
     async with mcp_session(ws.api.base_url, ws.key) as session:
         idea = (await ws.api.post("/api/v1/ideas", json={"title": "SSO"})).data
-        got = await call(session, "update_idea", id=idea["ideaServiceId"], status="shipped",
-                         decisionReason="Done in 2.0", riceReach=100, riceImpact=2,
-                         riceConfidence=0.5, riceEffort=4)
+        got = await call(
+            session,
+            "update_idea",
+            id=idea["ideaServiceId"],
+            status="shipped",
+            decisionReason="Done in 2.0",
+            riceReach=100,
+            riceImpact=2,
+            riceConfidence=0.5,
+            riceEffort=4,
+        )
         assert got == (await ws.api.get(f"/api/v1/ideas/{idea['id']}")).data
         assert got["status"] == "shipped" and got["rice"]["score"] == 25
         (decision,) = (await ws.api.get(f"/api/v1/ideas/{idea['id']}/decisions")).data
-        assert (decision["previousStatus"], decision["newStatus"], decision["reason"],
-                decision["actorName"]) == ("new", "shipped", "Done in 2.0", "API key")
+        assert (
+            decision["previousStatus"],
+            decision["newStatus"],
+            decision["reason"],
+            decision["actorName"],
+        ) == ("new", "shipped", "Done in 2.0", "API key")
         cleared = await call(session, "update_idea", id=idea["id"], decisionReason=None)
         assert cleared["decisionReason"] is None
 
@@ -82,10 +98,15 @@ async def test_vote_idea_is_the_rest_vote(ws: Workspace) -> None:
     async with mcp_session(ws.api.base_url, ws.key) as session:
         idea = (await ws.api.post("/api/v1/ideas", json={"title": "API"})).data
         first = await call(session, "vote_idea", id=idea["id"])
-        assert first == {"ideaId": idea["id"], "voter": f"key:{ws.key_id}", "value": 1,
-                         "voteCount": 1}
-        rest = (await ws.api.post(f"/api/v1/ideas/{idea['id']}/vote",
-                                  json={"voter": "ann@example.com"})).data
+        assert first == {
+            "ideaId": idea["id"],
+            "voter": f"key:{ws.key_id}",
+            "value": 1,
+            "voteCount": 1,
+        }
+        rest = (
+            await ws.api.post(f"/api/v1/ideas/{idea['id']}/vote", json={"voter": "ann@example.com"})
+        ).data
         assert list(rest) == list(first)
         again = await call(session, "vote_idea", id="IDEA-1", value=-1, voter="ann@example.com")
         assert again == {**rest, "value": -1, "voteCount": 0}
@@ -101,10 +122,15 @@ async def test_list_customers_is_the_rest_list(ws: Workspace) -> None:
         await ws.api.post("/api/v1/customers", json={"name": "Globex"})
         page = await call(session, "list_customers", search="acme")
         rest = await ws.api.get("/api/v1/customers", params={"search": "acme", "limit": 10})
-        assert page == {"customers": rest.data,
-                        "nextCursor": rest.json["pagination"]["nextCursor"], "total": 12}
-        rest_next = await ws.api.get("/api/v1/customers", params={
-            "search": "acme", "limit": 10, "cursor": page["nextCursor"]})
+        assert page == {
+            "customers": rest.data,
+            "nextCursor": rest.json["pagination"]["nextCursor"],
+            "total": 12,
+        }
+        rest_next = await ws.api.get(
+            "/api/v1/customers",
+            params={"search": "acme", "limit": 10, "cursor": page["nextCursor"]},
+        )
         nxt = await call(session, "list_customers", search="acme", cursor=page["nextCursor"])
         assert nxt["customers"] == rest_next.data and len(nxt["customers"]) == 2
         assert (await call(session, "list_customers", limit=50))["total"] == 13
@@ -114,22 +140,26 @@ async def test_link_customer_is_the_rest_link(ws: Workspace) -> None:
     """link_customer is POST /ideas/{id}/customers; the idea's ARR follows; twice is a conflict."""
     async with mcp_session(ws.api.base_url, ws.key) as session:
         idea = (await ws.api.post("/api/v1/ideas", json={"title": "Audit log"})).data
-        customer = (await ws.api.post("/api/v1/customers", json={"name": "Initech",
-                                                                 "arr": 50000})).data
-        link = await call(session, "link_customer", ideaId=idea["ideaServiceId"],
-                          customerId=customer["id"])
+        customer = (
+            await ws.api.post("/api/v1/customers", json={"name": "Initech", "arr": 50000})
+        ).data
+        link = await call(
+            session, "link_customer", ideaId=idea["ideaServiceId"], customerId=customer["id"]
+        )
         assert list(link) == ["ideaId", "customerId", "linkedAt"]
         assert (link["ideaId"], link["customerId"]) == (idea["id"], customer["id"])
         linked = (await ws.api.get(f"/api/v1/ideas/{idea['id']}/customers")).data
         assert [c["id"] for c in linked] == [customer["id"]]
-        error = await call_error(session, "link_customer", ideaId=idea["id"],
-                                 customerId=customer["id"])
+        error = await call_error(
+            session, "link_customer", ideaId=idea["id"], customerId=customer["id"]
+        )
         assert error["code"] == "conflict"
         # The 1-second bound of the projection is the customers tests' to hold; here the link
         # made by the tool only has to reach the idea as a REST link does.
         deadline = asyncio.get_running_loop().time() + 5
-        while (got := await call(session, "get_idea", id=idea["id"]))["totalCustomerARR"] is None \
-                and asyncio.get_running_loop().time() < deadline:
+        while (got := await call(session, "get_idea", id=idea["id"]))[
+            "totalCustomerARR"
+        ] is None and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.05)
         assert got["totalCustomerARR"] == 50000
 
@@ -159,26 +189,31 @@ async def test_merge_ideas_is_the_rest_merge(ws: Workspace) -> None:
         dup = (await ws.api.post("/api/v1/ideas", json={"title": "Night theme"})).data
         other = (await ws.api.post("/api/v1/ideas", json={"title": "SSO"})).data
         await ws.api.post(f"/api/v1/ideas/{dup['id']}/vote", json={"voter": "ann"})
-        got = await call(session, "merge_ideas", duplicateId="IDEA-2",
-                         intoId=primary["ideaServiceId"])
+        got = await call(
+            session, "merge_ideas", duplicateId="IDEA-2", intoId=primary["ideaServiceId"]
+        )
         assert list(got) == ["primary", "duplicate"]
         assert got["primary"] == (await ws.api.get(f"/api/v1/ideas/{primary['id']}")).data
         assert got["duplicate"] == (await ws.api.get(f"/api/v1/ideas/{dup['id']}")).data
         assert got["duplicate"]["mergedIntoId"] == primary["id"]
         assert (got["duplicate"]["status"], got["primary"]["voteCount"]) == ("duplicate", 1)
-        again = await call_error(session, "merge_ideas", duplicateId=dup["id"],
-                                 intoId=other["id"])
+        again = await call_error(session, "merge_ideas", duplicateId=dup["id"], intoId=other["id"])
         assert again["code"] == "conflict"
-        into_merged = await call_error(session, "merge_ideas", duplicateId=other["id"],
-                                       intoId="IDEA-2")
+        into_merged = await call_error(
+            session, "merge_ideas", duplicateId=other["id"], intoId="IDEA-2"
+        )
         assert into_merged["code"] == "conflict"
 
 
 async def test_find_similar_ideas_is_the_rest_search(ws: Workspace) -> None:
     """find_similar_ideas is POST /ideas/similar with `text` as the title, under `results`."""
     async with mcp_session(ws.api.base_url, ws.key) as session:
-        dark = (await ws.api.post("/api/v1/ideas", json={
-            "title": "Dark mode for the dashboard", "summary": "A dark colour scheme"})).data
+        dark = (
+            await ws.api.post(
+                "/api/v1/ideas",
+                json={"title": "Dark mode for the dashboard", "summary": "A dark colour scheme"},
+            )
+        ).data
         await ws.api.post("/api/v1/ideas", json={"title": "Annual billing with a discount"})
         deadline = asyncio.get_running_loop().time() + 5
         while True:
@@ -186,8 +221,9 @@ async def test_find_similar_ideas_is_the_rest_search(ws: Workspace) -> None:
             if len(got["results"]) == 2 or asyncio.get_running_loop().time() > deadline:
                 break
             await asyncio.sleep(0.1)
-        rest = (await ws.api.post("/api/v1/ideas/similar",
-                                  json={"title": "Night theme for my eyes"})).data
+        rest = (
+            await ws.api.post("/api/v1/ideas/similar", json={"title": "Night theme for my eyes"})
+        ).data
         assert got == {"results": rest}
         assert got["results"][0]["idea"]["id"] == dark["id"]
         one = await call(session, "find_similar_ideas", text="Night theme", limit=1)

@@ -60,10 +60,17 @@ async def isolated_openapi(isolated: System, http: aiohttp.ClientSession) -> Ope
         return OpenApi(await r.json())
 
 
-def workspace_in(system: System, http: aiohttp.ClientSession, openapi: OpenApi | None, *,
-                 plan: str = "enterprise", scopes: str = "all") -> Workspace:
+def workspace_in(
+    system: System,
+    http: aiohttp.ClientSession,
+    openapi: OpenApi | None,
+    *,
+    plan: str = "enterprise",
+    scopes: str = "all",
+) -> Workspace:
     """A workspace of `system` with one key; its rate limit is out of the way."""
     ws = make_workspace(system.database_url, plan=plan, rate_limit=10_000_000)
     key = make_key(system.database_url, ws["id"], scopes=scopes)
-    return Workspace(ws["id"], key["key"], key["id"],
-                     Api(http, system.base_url, key["key"], openapi), plan)
+    return Workspace(
+        ws["id"], key["key"], key["id"], Api(http, system.base_url, key["key"], openapi), plan
+    )

@@ -12,9 +12,19 @@ from services.ctl.seed import seed
 from tests.support.api import Workspace
 from tests.support.processes import System
 
-WEBHOOK_EVENTS = ["idea.created", "idea.updated", "idea.status_changed", "idea.voted",
-                  "idea.scored", "idea.assigned", "idea.deleted", "idea.destination_created",
-                  "idea.signal_detected", "customer.created", "customer.updated"]
+WEBHOOK_EVENTS = [
+    "idea.created",
+    "idea.updated",
+    "idea.status_changed",
+    "idea.voted",
+    "idea.scored",
+    "idea.assigned",
+    "idea.deleted",
+    "idea.destination_created",
+    "idea.signal_detected",
+    "customer.created",
+    "customer.updated",
+]
 
 
 @dataclass
@@ -32,8 +42,9 @@ class Records:
         return self.ideas[1:]
 
 
-async def seed_records(system: System, ws: Workspace, *, ideas: int = 20,
-                       customers: int = 8) -> Records:
+async def seed_records(
+    system: System, ws: Workspace, *, ideas: int = 20, customers: int = 8
+) -> Records:
     """`ideasctl seed` data (sub-resources included), then webhooks, hooks and a linked idea
     through the API (their targets are never called: see conftest)."""
     conn = psycopg2.connect(system.database_url)
@@ -43,22 +54,31 @@ async def seed_records(system: System, ws: Workspace, *, ideas: int = 20,
         conn.close()
     api, rec = ws.api, Records()
     for i in range(2):
-        r = await api.post("/api/v1/webhooks", json={
-            "name": f"hook {i}", "targetUrl": f"https://hooks.example.com/ims/{i}",
-            "events": WEBHOOK_EVENTS})
+        r = await api.post(
+            "/api/v1/webhooks",
+            json={
+                "name": f"hook {i}",
+                "targetUrl": f"https://hooks.example.com/ims/{i}",
+                "events": WEBHOOK_EVENTS,
+            },
+        )
         assert r.status == 200, r.body
         rec.webhooks.append(r.data["id"])
-        r = await api.post("/api/v1/automation/webhooks/subscribe",
-                           json={"hookUrl": f"https://hooks.example.com/new/{i}"})
+        r = await api.post(
+            "/api/v1/automation/webhooks/subscribe",
+            json={"hookUrl": f"https://hooks.example.com/new/{i}"},
+        )
         assert r.status == 201, r.body
         rec.hooks.append(r.json["id"])
     idea = (await api.post("/api/v1/ideas", json={"title": "Linked idea"})).data["id"]
     customer = (await api.post("/api/v1/customers", json={"name": "Linked customer"})).data["id"]
-    assert (await api.post(f"/api/v1/ideas/{idea}/customers",
-                           json={"customerId": customer})).status == 200
+    assert (
+        await api.post(f"/api/v1/ideas/{idea}/customers", json={"customerId": customer})
+    ).status == 200
     rec.ideas = [i["id"] for i in (await api.get("/api/v1/ideas", params={"limit": 100})).data]
-    rec.customers = [c["id"] for c in
-                     (await api.get("/api/v1/customers", params={"limit": 100})).data]
+    rec.customers = [
+        c["id"] for c in (await api.get("/api/v1/customers", params={"limit": 100})).data
+    ]
     rec.stages = [s["id"] for s in (await api.get("/api/v1/roadmap/stages")).data]
     # The idea and customer created above are delivered to webhooks[0] an hour from now: the
     # delivery rows exist at once (within a second or two of the event).

@@ -40,25 +40,43 @@ def write_config(where: Path, rec: Records) -> Path:
 def failures(output: str) -> str:
     """Schemathesis' report from its FAILURES section on (the progress lines before are noise)."""
     at = output.find("= FAILURES =")
-    return output[output.rfind("\n", 0, at) + 1:] if at >= 0 else output[-20_000:]
+    return output[output.rfind("\n", 0, at) + 1 :] if at >= 0 else output[-20_000:]
 
 
 @pytest.mark.timeout(BUDGET_S + 240)
-async def test_fuzzing_finds_no_failure(isolated: System, http: aiohttp.ClientSession,
-                                        tmp_path: Path) -> None:
+async def test_fuzzing_finds_no_failure(
+    isolated: System, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
     """No server error, no answer outside the document, no check failed, in the whole budget."""
     ws = workspace_in(isolated, http, None)
     config = write_config(tmp_path, await seed_records(isolated, ws))
     OUT.mkdir(parents=True, exist_ok=True)
     log = OUT / f"schemathesis-{time.strftime('%Y%m%dT%H%M%S')}.txt"
-    cmd = [sys.executable, "-m", "schemathesis.cli", "--no-color", "--config-file", str(config),
-           "run", f"{isolated.base_url}/api/v1/openapi.json", "--max-time", str(BUDGET_S),
-           "--seed", SEED, "--baseline", str(config.parent / "baseline.json"),
-           "--report", "junit", "--report-junit-path", str(log.with_suffix(".xml"))]
+    cmd = [
+        sys.executable,
+        "-m",
+        "schemathesis.cli",
+        "--no-color",
+        "--config-file",
+        str(config),
+        "run",
+        f"{isolated.base_url}/api/v1/openapi.json",
+        "--max-time",
+        str(BUDGET_S),
+        "--seed",
+        SEED,
+        "--baseline",
+        str(config.parent / "baseline.json"),
+        "--report",
+        "junit",
+        "--report-junit-path",
+        str(log.with_suffix(".xml")),
+    ]
     env = {**os.environ, "IMS_FUZZ_KEY": ws.key}
     with log.open("wb") as out:
-        proc = await asyncio.create_subprocess_exec(*cmd, cwd=ROOT, env=env, stdout=out,
-                                                    stderr=asyncio.subprocess.STDOUT)
+        proc = await asyncio.create_subprocess_exec(
+            *cmd, cwd=ROOT, env=env, stdout=out, stderr=asyncio.subprocess.STDOUT
+        )
         try:
             code = await asyncio.wait_for(proc.wait(), BUDGET_S + 180)
         finally:
@@ -66,5 +84,5 @@ async def test_fuzzing_finds_no_failure(isolated: System, http: aiohttp.ClientSe
                 proc.kill()
                 await proc.wait()
     output = log.read_text(errors="replace")
-    print(output[output.find("= SUMMARY ="):])  # operations, phases, test cases: shown with -s
+    print(output[output.find("= SUMMARY =") :])  # operations, phases, test cases: shown with -s
     assert code == 0, f"Schemathesis failed (seed {SEED}, log {log}):\n{failures(output)}"

@@ -35,9 +35,13 @@ from .records import Records, seed_records
 
 # The record kind a path parameter names, by the path segment before it. A route whose
 # parameter is not here fails its test until it is added (with a record in seed_records).
-PATH_KINDS = {("ideas", "id"): "ideas", ("customers", "id"): "customers",
-              ("webhooks", "id"): "webhooks", ("subscribe", "id"): "hooks",
-              ("deliveries", "deliveryId"): "deliveries"}
+PATH_KINDS = {
+    ("ideas", "id"): "ideas",
+    ("customers", "id"): "customers",
+    ("webhooks", "id"): "webhooks",
+    ("subscribe", "id"): "hooks",
+    ("deliveries", "deliveryId"): "deliveries",
+}
 
 # A valid body per operation taking one, so that only the key, the scope, the plan or the
 # record decides the answer. `{kind}` is replaced by an id of that kind. A route with a body
@@ -69,11 +73,11 @@ SNAPSHOT_SKIP = re.compile(r"\.outbox$")  # emptied by the relay as it publishes
 
 @dataclass
 class Matrix:
-    a: Workspace                      # the caller's workspace
-    b: Workspace                      # the other workspace
-    recs: dict[str, Records]          # by workspace id
-    lacking: dict[str, Api]           # scope -> a key of `a` with every scope but that one
-    starter: Api                      # an all-scope key of a starter workspace
+    a: Workspace  # the caller's workspace
+    b: Workspace  # the other workspace
+    recs: dict[str, Records]  # by workspace id
+    lacking: dict[str, Api]  # scope -> a key of `a` with every scope but that one
+    starter: Api  # an all-scope key of a starter workspace
     tables: list[str]
     database_url: str
 
@@ -118,8 +122,11 @@ def snapshot(database_url: str, tables: list[str], workspaces: list[str]) -> dic
         with conn.cursor() as cur:
             out = {}
             for table in tables:
-                cur.execute(f"SELECT t::text FROM {table} t WHERE workspace_id = ANY(%s::uuid[])"
-                            " ORDER BY 1", (workspaces,))
+                cur.execute(
+                    f"SELECT t::text FROM {table} t WHERE workspace_id = ANY(%s::uuid[])"
+                    " ORDER BY 1",
+                    (workspaces,),
+                )
                 out[table] = [r[0] for r in cur.fetchall()]
             return out
     finally:
@@ -130,12 +137,14 @@ def workspace_tables(database_url: str) -> list[str]:
     conn = psycopg2.connect(database_url)
     try:
         with conn.cursor() as cur:
-            cur.execute("SELECT DISTINCT table_schema || '.' || table_name"
-                        "  FROM information_schema.columns c JOIN information_schema.tables t"
-                        " USING (table_schema, table_name)"
-                        " WHERE column_name = 'workspace_id' AND table_type = 'BASE TABLE'"
-                        "   AND table_schema IN ('gateway', 'ideas', 'customers', 'webhooks')"
-                        " ORDER BY 1")
+            cur.execute(
+                "SELECT DISTINCT table_schema || '.' || table_name"
+                "  FROM information_schema.columns c JOIN information_schema.tables t"
+                " USING (table_schema, table_name)"
+                " WHERE column_name = 'workspace_id' AND table_type = 'BASE TABLE'"
+                "   AND table_schema IN ('gateway', 'ideas', 'customers', 'webhooks')"
+                " ORDER BY 1"
+            )
             return [r[0] for r in cur.fetchall() if not SNAPSHOT_SKIP.search(r[0])]
     finally:
         conn.close()
@@ -155,19 +164,31 @@ async def settled(take: Callable[[], dict[str, list[str]]]) -> dict[str, list[st
 
 
 @pytest.fixture(scope="module")
-async def matrix(isolated: System, http: aiohttp.ClientSession,
-                 isolated_openapi: OpenApi) -> Matrix:
+async def matrix(
+    isolated: System, http: aiohttp.ClientSession, isolated_openapi: OpenApi
+) -> Matrix:
     a = workspace_in(isolated, http, isolated_openapi)
     b = workspace_in(isolated, http, isolated_openapi)
-    ra, rb = await asyncio.gather(seed_records(isolated, a, ideas=4, customers=3),
-                                  seed_records(isolated, b, ideas=4, customers=3))
+    ra, rb = await asyncio.gather(
+        seed_records(isolated, a, ideas=4, customers=3),
+        seed_records(isolated, b, ideas=4, customers=3),
+    )
     lacking = {}
     for scope in SCOPES:
-        key = make_key(isolated.database_url, a.id, scopes=",".join(s for s in SCOPES if s != scope))
+        key = make_key(
+            isolated.database_url, a.id, scopes=",".join(s for s in SCOPES if s != scope)
+        )
         lacking[scope] = a.api.with_key(key["key"])
     starter = workspace_in(isolated, http, isolated_openapi, plan="starter")
-    m = Matrix(a, b, {a.id: ra, b.id: rb}, lacking, starter.api,
-               workspace_tables(isolated.database_url), isolated.database_url)
+    m = Matrix(
+        a,
+        b,
+        {a.id: ra, b.id: rb},
+        lacking,
+        starter.api,
+        workspace_tables(isolated.database_url),
+        isolated.database_url,
+    )
     await settled(lambda: snapshot(m.database_url, m.tables, [a.id, b.id]))
     return m
 
@@ -195,39 +216,75 @@ async def test_route_refuses_hostile_callers(matrix: Matrix, route: Route) -> No
     calls: list[tuple[str, Any, int, str]] = [
         ("no key", call(anon, route, path, body), 401, "unauthorized"),
         ("an invented key", call(invented, route, path, body), 401, "invalid_key"),
-        ("not a key", call(anon, route, path, body, headers={"Authorization": "Bearer x"}),
-         401, "invalid_key"),
+        (
+            "not a key",
+            call(anon, route, path, body, headers={"Authorization": "Bearer x"}),
+            401,
+            "invalid_key",
+        ),
     ]
     if route.scope is not None:
-        calls.append(("a key without " + route.scope,
-                      call(m.lacking[route.scope], route, path, body), 403, "insufficient_scope"))
+        calls.append(
+            (
+                "a key without " + route.scope,
+                call(m.lacking[route.scope], route, path, body),
+                403,
+                "insufficient_scope",
+            )
+        )
     if route.plan_gated:
-        calls.append(("the starter plan", call(m.starter, route, path_for(route, own), body),
-                      403, "plan_required"))
+        calls.append(
+            (
+                "the starter plan",
+                call(m.starter, route, path_for(route, own), body),
+                403,
+                "plan_required",
+            )
+        )
     foreign_path = path_for(route, other)
     if foreign_path != route.path:
-        calls.append(("the other workspace's ids", call(m.a.api, route, foreign_path,
-                                                         fill(template, other)), 404, "not_found"))
+        calls.append(
+            (
+                "the other workspace's ids",
+                call(m.a.api, route, foreign_path, fill(template, other)),
+                404,
+                "not_found",
+            )
+        )
     if template is not None and refers(template):
-        calls.append(("the other workspace's ids in the body",
-                      call(m.a.api, route, path, fill(template, other)), 404, "not_found"))
+        calls.append(
+            (
+                "the other workspace's ids in the body",
+                call(m.a.api, route, path, fill(template, other)),
+                404,
+                "not_found",
+            )
+        )
     before = snapshot(m.database_url, m.tables, [m.a.id, m.b.id])
     answers = await asyncio.gather(*(c for _, c, _, _ in calls))
     after = snapshot(m.database_url, m.tables, [m.a.id, m.b.id])
-    problems = [p for (what, _, status, code), r in zip(calls, answers)
-                if (p := expect(r, status, code, what))]
+    problems = [
+        p
+        for (what, _, status, code), r in zip(calls, answers)
+        if (p := expect(r, status, code, what))
+    ]
     problems += [f"{table} changed" for table in m.tables if before[table] != after[table]]
     assert not problems, f"{route.method} {route.path}:\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("route", [r for r in ROUTE_TABLE if r.method == "GET"],
-                         ids=lambda r: f"{r.method} {r.path}")
+@pytest.mark.parametrize(
+    "route", [r for r in ROUTE_TABLE if r.method == "GET"], ids=lambda r: f"{r.method} {r.path}"
+)
 async def test_route_never_shows_another_workspace(matrix: Matrix, route: Route) -> None:
     """A read of the caller's own records names no id of the other workspace."""
     m, own, other = matrix, matrix.recs[matrix.a.id], matrix.recs[matrix.b.id]
     r = await m.a.api.get(path_for(route, own))
     assert r.status == 200, r.body[:300]
     text = r.body.decode()
-    foreign = [i for kind in ("ideas", "customers", "stages", "webhooks", "hooks", "deliveries")
-               for i in getattr(other, kind) if i in text]
+    foreign = [
+        i
+        for kind in ("ideas", "customers", "stages", "webhooks", "hooks", "deliveries")
+        for i in getattr(other, kind)
+        if i in text
+    ]
     assert not foreign, f"GET {route.path} shows the other workspace's {foreign}"

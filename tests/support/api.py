@@ -35,16 +35,30 @@ class Resp:
 
 
 class Api:
-    def __init__(self, session: aiohttp.ClientSession, base_url: str, key: str | None,
-                 openapi: OpenApi | None) -> None:
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        base_url: str,
+        key: str | None,
+        openapi: OpenApi | None,
+    ) -> None:
         self.session, self.base_url, self.key, self.openapi = session, base_url, key, openapi
 
     def with_key(self, key: str | None) -> Api:
         return Api(self.session, self.base_url, key, self.openapi)
 
-    async def request(self, method: str, path: str, *, json: Any = None, body: bytes | None = None,
-                      params: dict[str, Any] | None = None, headers: dict[str, str] | None = None,
-                      check: bool = True, base_url: str | None = None) -> Resp:
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        body: bytes | None = None,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        check: bool = True,
+        base_url: str | None = None,
+    ) -> Resp:
         h = dict(headers or {})
         if self.key is not None and "Authorization" not in h:
             h["Authorization"] = f"Bearer {self.key}"
@@ -92,23 +106,41 @@ class Workspace:
     api: Api
     plan: str
 
-    async def new_key(self, database_url: str, scopes: str = "all", kind: str = "production",
-                      name: str = "API key") -> dict[str, Any]:
+    async def new_key(
+        self,
+        database_url: str,
+        scopes: str = "all",
+        kind: str = "production",
+        name: str = "API key",
+    ) -> dict[str, Any]:
         return make_key(database_url, self.id, scopes=scopes, kind=kind, name=name)
 
 
-def make_workspace(database_url: str, *, name: str | None = None, plan: str = "enterprise",
-                   rate_limit: int | None = 100_000, inbox_mode: str = "direct") -> dict[str, Any]:
+def make_workspace(
+    database_url: str,
+    *,
+    name: str | None = None,
+    plan: str = "enterprise",
+    rate_limit: int | None = 100_000,
+    inbox_mode: str = "direct",
+) -> dict[str, Any]:
     conn = psycopg2.connect(database_url)
     try:
-        return admin.create_workspace(conn, name or f"ws-{uuid.uuid4().hex[:8]}", plan,
-                                      rate_limit, inbox_mode)
+        return admin.create_workspace(
+            conn, name or f"ws-{uuid.uuid4().hex[:8]}", plan, rate_limit, inbox_mode
+        )
     finally:
         conn.close()
 
 
-def make_key(database_url: str, workspace_id: str, *, scopes: str = "all",
-             kind: str = "production", name: str = "API key") -> dict[str, Any]:
+def make_key(
+    database_url: str,
+    workspace_id: str,
+    *,
+    scopes: str = "all",
+    kind: str = "production",
+    name: str = "API key",
+) -> dict[str, Any]:
     conn = psycopg2.connect(database_url)
     try:
         return admin.create_key(conn, workspace_id, name, scopes, kind)

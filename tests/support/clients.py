@@ -26,9 +26,24 @@ def generate_client(document: dict[str, Any], workdir: Path) -> ModuleType:
     config.write_text("post_hooks: []\n")  # formatting the code is not needed to run it
     tool = Path(sys.executable).with_name("openapi-python-client")
     done = subprocess.run(
-        [str(tool), "generate", "--path", str(spec), "--meta", "none", "--output-path",
-         str(workdir / PACKAGE), "--config", str(config), "--fail-on-warning"],
-        capture_output=True, text=True, timeout=120, check=False)
+        [
+            str(tool),
+            "generate",
+            "--path",
+            str(spec),
+            "--meta",
+            "none",
+            "--output-path",
+            str(workdir / PACKAGE),
+            "--config",
+            str(config),
+            "--fail-on-warning",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     sys.path.insert(0, str(workdir))
     importlib.invalidate_caches()

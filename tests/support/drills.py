@@ -49,8 +49,8 @@ class Outcome:
     drill: str
     seconds: float = 0.0
     statuses: dict[str, int] = field(default_factory=dict)
-    no_answer: int = 0          # connection refused or reset: the process itself was gone
-    over_timeout: int = 0       # never allowed
+    no_answer: int = 0  # connection refused or reset: the process itself was gone
+    over_timeout: int = 0  # never allowed
     max_latency_ms: float = 0.0
     went_red: list[str] = field(default_factory=list)
     red_at_end: list[str] = field(default_factory=list)
@@ -87,8 +87,9 @@ class Outcome:
 class Drills:
     """The private servers, the system, a workspace with a receiver; one drill at a time."""
 
-    def __init__(self, replicas: dict[str, int] | None = None,
-                 services: tuple[str, ...] | None = None) -> None:
+    def __init__(
+        self, replicas: dict[str, int] | None = None, services: tuple[str, ...] | None = None
+    ) -> None:
         """Every service (two gateways by default), or only `services` (one process each)."""
         self.replicas = replicas or {"gateway": 2}
         self.services = services
@@ -120,17 +121,27 @@ class Drills:
         kw: dict[str, Any] = {"replicas": self.replicas}
         if self.services is not None:
             kind, kw = PartSystem, {"services": self.services}
-        self.system = kind(url, f"imsdrill{secrets.token_hex(4)}", **kw,
-                             env_overrides={"AMQP_URL": self.mq.url,
-                                            "WEBHOOK_RETRY_SCHEDULE": "0,1,1,2,5",
-                                            "WEBHOOK_TIMEOUT_S": "2", "LOG_LEVEL": "info"})
+        self.system = kind(
+            url,
+            f"imsdrill{secrets.token_hex(4)}",
+            **kw,
+            env_overrides={
+                "AMQP_URL": self.mq.url,
+                "WEBHOOK_RETRY_SCHEDULE": "0,1,1,2,5",
+                "WEBHOOK_TIMEOUT_S": "2",
+                "LOG_LEVEL": "info",
+            },
+        )
         self.system.start()
         await self.system.wait_ready(timeout=60)
         ws = make_workspace(url, rate_limit=10_000_000)
         self.workspace_id, self.key = ws["id"], make_key(url, ws["id"])["key"]
         self.http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S))
-        r = await self.call("POST", "/api/v1/webhooks",
-                            {"targetUrl": self.receiver.url(self.path), "events": ["idea.created"]})
+        r = await self.call(
+            "POST",
+            "/api/v1/webhooks",
+            {"targetUrl": self.receiver.url(self.path), "events": ["idea.created"]},
+        )
         assert r == 200, r
 
     async def __aexit__(self, *_: Any) -> None:
@@ -147,8 +158,9 @@ class Drills:
     async def call(self, method: str, path: str, body: Any = None, gateway: int = 0) -> int:
         assert self.http is not None and self.system is not None
         base = self.system.gateway_urls()[gateway]
-        async with self.http.request(method, base + path, json=body,
-                                     headers={"Authorization": f"Bearer {self.key}"}) as r:
+        async with self.http.request(
+            method, base + path, json=body, headers={"Authorization": f"Bearer {self.key}"}
+        ) as r:
             await r.read()
             return r.status
 
@@ -164,9 +176,12 @@ class Drills:
                 n += 1
                 started = time.monotonic()
                 try:
-                    status = await self.call("POST", "/api/v1/ideas",
-                                             {"title": f"drill {w} {n}"}, gateway=n % 2
-                                             if len(self.system.gateway_urls()) > 1 else 0)  # type: ignore[union-attr]
+                    status = await self.call(
+                        "POST",
+                        "/api/v1/ideas",
+                        {"title": f"drill {w} {n}"},
+                        gateway=n % 2 if len(self.system.gateway_urls()) > 1 else 0,
+                    )  # type: ignore[union-attr]
                     statuses[str(status)] += 1
                 except asyncio.TimeoutError:
                     out.over_timeout += 1
@@ -181,8 +196,11 @@ class Drills:
 
     def _endpoints(self) -> list[tuple[str, str]]:
         assert self.system is not None
-        return [(f"{svc}-{i}", f"http://127.0.0.1:{self.system.ports[svc][i]}/readyz")
-                for svc in SERVICES for i in range(len(self.system.procs.get(svc, [])))]
+        return [
+            (f"{svc}-{i}", f"http://127.0.0.1:{self.system.ports[svc][i]}/readyz")
+            for svc in SERVICES
+            for i in range(len(self.system.procs.get(svc, [])))
+        ]
 
     async def _ready(self, url: str) -> bool:
         assert self.http is not None
@@ -213,8 +231,9 @@ class Drills:
         conn = psycopg2.connect(self.system.database_url)
         try:
             with conn.cursor() as cur:
-                cur.execute("SELECT id::text FROM ideas.ideas WHERE workspace_id = %s",
-                            (self.workspace_id,))
+                cur.execute(
+                    "SELECT id::text FROM ideas.ideas WHERE workspace_id = %s", (self.workspace_id,)
+                )
                 return {r[0] for r in cur.fetchall()}
         finally:
             conn.close()
@@ -222,8 +241,13 @@ class Drills:
     def _delivered(self) -> list[str]:
         return [r.json["data"]["idea"]["id"] for r in self.receiver.at(self.path)]
 
-    async def run(self, name: str, fault: Callable[[], Awaitable[None]],
-                  before_s: float = 1.5, after_s: float = 2.0) -> Outcome:
+    async def run(
+        self,
+        name: str,
+        fault: Callable[[], Awaitable[None]],
+        before_s: float = 1.5,
+        after_s: float = 2.0,
+    ) -> Outcome:
         """Load, the fault, green again, load a little more, then settle and count."""
         out = Outcome(name)
         started = time.monotonic()
@@ -270,8 +294,9 @@ class Drills:
         await asyncio.sleep(1.0)  # down long enough for every process to notice
         # What a client and a probe see meanwhile: a read through the gateway, the ideas
         # service's readiness.
-        async with self.http.get(self.system.base_url + "/api/v1/ideas",
-                                 headers={"Authorization": f"Bearer {self.key}"}) as r:
+        async with self.http.get(
+            self.system.base_url + "/api/v1/ideas", headers={"Authorization": f"Bearer {self.key}"}
+        ) as r:
             self.seen_while_down["read"] = (r.status, dict(r.headers), await r.json())
         async with self.http.get(self.system.service_url("ideas") + "/readyz") as r:
             self.seen_while_down["ready"] = (r.status, dict(r.headers), await r.json())
@@ -304,8 +329,11 @@ class Drills:
         assert self.http is not None and self.system is not None
         base = self.system.gateway_urls()[0]
         h = {"Authorization": f"Bearer {self.key}"}
-        async with self.http.post(base + "/api/v1/webhooks", headers=h, json={
-                "targetUrl": self.receiver.url(hang), "events": ["idea.created"]}) as r:
+        async with self.http.post(
+            base + "/api/v1/webhooks",
+            headers=h,
+            json={"targetUrl": self.receiver.url(hang), "events": ["idea.created"]},
+        ) as r:
             sub = (await r.json())["data"]
         await asyncio.sleep(6.0)
         async with self.http.delete(base + f"/api/v1/webhooks/{sub['id']}", headers=h) as r:

@@ -12,14 +12,16 @@ import jsonschema
 class OpenApi:
     def __init__(self, document: dict[str, Any]) -> None:
         self.doc = document
-        self._paths = [(re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", p) + "$"), p)
-                       for p in document["paths"]]
+        self._paths = [
+            (re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", p) + "$"), p) for p in document["paths"]
+        ]
 
     def operation(self, method: str, path: str) -> dict[str, Any] | None:
         path = path.split("?", 1)[0]
         # Literal segments beat templated ones: /ideas/batch is not /ideas/{id}.
-        matches = sorted((tpl for rx, tpl in self._paths if rx.match(path)),
-                         key=lambda t: t.count("{"))
+        matches = sorted(
+            (tpl for rx, tpl in self._paths if rx.match(path)), key=lambda t: t.count("{")
+        )
         for tpl in matches:
             op = self.doc["paths"][tpl].get(method.lower())
             if op is not None:
@@ -33,13 +35,17 @@ class OpenApi:
             node = self.doc["components"][kind][name]
         return node
 
-    def check(self, method: str, path: str, status: int, content_type: str, body: Any,
-              headers: Any = None) -> None:
+    def check(
+        self, method: str, path: str, status: int, content_type: str, body: Any, headers: Any = None
+    ) -> None:
         """Raise AssertionError when the response is not what the document promises."""
         op = self.operation(method, path)
         if op is None:
             if status >= 400:  # an unknown path still answers with the error envelope
-                schema = {"$ref": "#/components/schemas/Error", "components": self.doc["components"]}
+                schema = {
+                    "$ref": "#/components/schemas/Error",
+                    "components": self.doc["components"],
+                }
                 jsonschema.Draft202012Validator(schema).validate(body)
                 return
             raise AssertionError(f"{method} {path} is not in the OpenAPI document")
@@ -60,8 +66,12 @@ class OpenApi:
 
     @lru_cache(maxsize=None)  # noqa: B019 - one document per test run
     def _validator(self, _: int, status: str, operation_id: str, media: str) -> Any:
-        op = next(o for p in self.doc["paths"].values() for o in p.values()
-                  if o.get("operationId") == operation_id)
+        op = next(
+            o
+            for p in self.doc["paths"].values()
+            for o in p.values()
+            if o.get("operationId") == operation_id
+        )
         schema = dict(self.resolve(op["responses"][status])["content"][media]["schema"])
         schema["components"] = self.doc["components"]
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)

@@ -48,21 +48,44 @@ class PrivatePostgres:
         self._as = pgcluster.as_account(self.account)
         if self.account is not None:
             os.chown(self.home, self.account.pw_uid, self.account.pw_gid)
-        subprocess.run([self.bindir / "initdb", "-D", self.data, "-U", "postgres",
-                        "--auth=trust", "-E", "UTF8", "--locale=C"], cwd=self.home, check=True,
-                       capture_output=True, timeout=120, **self._as)
+        subprocess.run(
+            [
+                self.bindir / "initdb",
+                "-D",
+                self.data,
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            ],
+            cwd=self.home,
+            check=True,
+            capture_output=True,
+            timeout=120,
+            **self._as,
+        )
         with open(self.data / "postgresql.conf", "a") as conf:
-            conf.write(f"\nport = {self.port}\nlisten_addresses = '127.0.0.1'\n"
-                       f"unix_socket_directories = '{self.home}'\nfsync = off\n"
-                       "synchronous_commit = off\nfull_page_writes = off\n"
-                       "max_connections = 200\nshared_buffers = 64MB\n")
+            conf.write(
+                f"\nport = {self.port}\nlisten_addresses = '127.0.0.1'\n"
+                f"unix_socket_directories = '{self.home}'\nfsync = off\n"
+                "synchronous_commit = off\nfull_page_writes = off\n"
+                "max_connections = 200\nshared_buffers = 64MB\n"
+            )
 
     def url(self, dbname: str = "ideas") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{dbname}"
 
     def _pg_ctl(self, *args: str) -> None:
-        subprocess.run([self.bindir / "pg_ctl", "-D", self.data, *args], cwd=self.home,
-                       check=True, capture_output=True, timeout=120, **self._as)
+        subprocess.run(
+            [self.bindir / "pg_ctl", "-D", self.data, *args],
+            cwd=self.home,
+            check=True,
+            capture_output=True,
+            timeout=120,
+            **self._as,
+        )
 
     def start(self) -> None:
         self._pg_ctl("-l", str(self.home / "server.log"), "-w", "-t", "60", "start")
@@ -125,29 +148,42 @@ class PrivateRabbit:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("RABBITMQ_", "ERL_"))}
         h = self.home
         env.update(
-            HOME=str(h / "home"), ERL_EPMD_PORT=str(self.epmd_port),
-            ERL_CRASH_DUMP=str(h / "erl_crash.dump"), RABBITMQ_NODENAME=self.nodename,
-            RABBITMQ_NODE_IP_ADDRESS="127.0.0.1", RABBITMQ_NODE_PORT=str(self.port),
+            HOME=str(h / "home"),
+            ERL_EPMD_PORT=str(self.epmd_port),
+            ERL_CRASH_DUMP=str(h / "erl_crash.dump"),
+            RABBITMQ_NODENAME=self.nodename,
+            RABBITMQ_NODE_IP_ADDRESS="127.0.0.1",
+            RABBITMQ_NODE_PORT=str(self.port),
             RABBITMQ_DIST_PORT=str(self.dist_port),
             RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}",
-            RABBITMQ_MNESIA_BASE=str(h / "mnesia"), RABBITMQ_LOG_BASE=str(h / "log"),
+            RABBITMQ_MNESIA_BASE=str(h / "mnesia"),
+            RABBITMQ_LOG_BASE=str(h / "log"),
             RABBITMQ_PID_FILE=str(h / "rabbitmq.pid"),
             RABBITMQ_CONF_ENV_FILE=str(h / "rabbitmq-env.conf"),
-            RABBITMQ_CONFIG_FILE=str(h / "rabbitmq.conf"), RABBITMQ_CONFIG_FILES=str(h / "conf.d"),
+            RABBITMQ_CONFIG_FILE=str(h / "rabbitmq.conf"),
+            RABBITMQ_CONFIG_FILES=str(h / "conf.d"),
             RABBITMQ_ADVANCED_CONFIG_FILE=str(h / "advanced.config"),
-            RABBITMQ_ENABLED_PLUGINS_FILE=str(h / "enabled_plugins"))
+            RABBITMQ_ENABLED_PLUGINS_FILE=str(h / "enabled_plugins"),
+        )
         return env
 
     def _spawn(self, cmd: list[Any], log: str) -> subprocess.Popen[bytes]:
         with open(self.home / log, "ab") as out:
-            return subprocess.Popen([str(c) for c in cmd], stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT, env=self._env(), cwd=self.home,
-                                    start_new_session=True)
+            return subprocess.Popen(
+                [str(c) for c in cmd],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=self._env(),
+                cwd=self.home,
+                start_new_session=True,
+            )
 
     def start(self, timeout: float = 120.0) -> None:
         if self._epmd is None or self._epmd.poll() is not None:
-            self._epmd = self._spawn([self.epmd, "-port", self.epmd_port, "-address",
-                                      "127.0.0.1"], "epmd.log")
+            self._epmd = self._spawn(
+                [self.epmd, "-port", self.epmd_port, "-address", "127.0.0.1"], "epmd.log"
+            )
         self._node = self._spawn([self.server], "server.log")
         deadline = time.monotonic() + timeout
         while not self._accepts_login():

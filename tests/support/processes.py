@@ -116,13 +116,20 @@ class System:
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
-        env.update({
-            "DATABASE_URL": self.database_url, "AMQP_URL": AMQP_URL,
-            "AMQP_PREFIX": self.amqp_prefix, "INTERNAL_TOKEN": self.internal_token,
-            "CURSOR_SECRET": self.cursor_secret, "LOG_FORMAT": "json",
-            "WEBHOOK_ALLOW_PRIVATE_TARGETS": "1", "WEBHOOK_ALLOW_HTTP": "1",
-            "SHUTDOWN_TIMEOUT_S": "5", "PYTHONUNBUFFERED": "1",
-        })
+        env.update(
+            {
+                "DATABASE_URL": self.database_url,
+                "AMQP_URL": AMQP_URL,
+                "AMQP_PREFIX": self.amqp_prefix,
+                "INTERNAL_TOKEN": self.internal_token,
+                "CURSOR_SECRET": self.cursor_secret,
+                "LOG_FORMAT": "json",
+                "WEBHOOK_ALLOW_PRIVATE_TARGETS": "1",
+                "WEBHOOK_ALLOW_HTTP": "1",
+                "SHUTDOWN_TIMEOUT_S": "5",
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
         for svc in SERVICES[1:]:
             env[f"{svc.upper()}_URLS"] = ",".join(f"http://127.0.0.1:{p}" for p in self.ports[svc])
         env.update(self.env_overrides)
@@ -148,8 +155,13 @@ class System:
         # a clean clone the first may be such a one
         LOG_DIR.mkdir(parents=True, exist_ok=True)
         log = open(LOG_DIR / f"{self.amqp_prefix}-{svc}-{i}.log", "ab")
-        proc = subprocess.Popen([sys.executable, "-m", f"services.{svc}"], cwd=self.root, env=env,
-                                stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", f"services.{svc}"],
+            cwd=self.root,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         log.close()
         self.procs.setdefault(svc, [])
         if len(self.procs[svc]) > i:
@@ -181,7 +193,9 @@ class System:
                             raise TimeoutError(f"{svc} on {port} not ready; see {LOG_DIR}")
                         await asyncio.sleep(0.1)
 
-    def stop_one(self, svc: str, i: int = 0, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+    def stop_one(
+        self, svc: str, i: int = 0, sig: int = signal.SIGTERM, timeout: float = 15.0
+    ) -> int:
         proc = self.procs[svc][i]
         if proc.poll() is None:
             proc.send_signal(sig)

@@ -39,11 +39,15 @@ class _Collector:
         self.done = True
 
 
-def request_bytes(method: str, path: str, headers: list[tuple[bytes, bytes]],
-                  body: bytes = b"", host: str = "127.0.0.1") -> bytes:
+def request_bytes(
+    method: str,
+    path: str,
+    headers: list[tuple[bytes, bytes]],
+    body: bytes = b"",
+    host: str = "127.0.0.1",
+) -> bytes:
     """A request with exactly these header bytes (plus Host, Content-Length, Connection: close)."""
-    lines = [f"{method} {path} HTTP/1.1".encode(), b"Host: " + host.encode(),
-             b"Connection: close"]
+    lines = [f"{method} {path} HTTP/1.1".encode(), b"Host: " + host.encode(), b"Connection: close"]
     lines += [name + b": " + value for name, value in headers]
     if body or method in ("POST", "PUT", "PATCH"):
         lines.append(b"Content-Length: " + str(len(body)).encode())

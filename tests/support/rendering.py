@@ -24,14 +24,15 @@ LOOKS_LIKE_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
 class FormCheck:
     document: dict[str, Any]
     problems: list[str] = field(default_factory=list)
-    objects: int = 0        # objects whose key order was checked against a schema
-    date_times: int = 0     # date-time strings seen
+    objects: int = 0  # objects whose key order was checked against a schema
+    date_times: int = 0  # date-time strings seen
 
     def schema(self, name: str) -> dict[str, Any]:
         return {"$ref": f"#/components/schemas/{name}"}
 
-    def response_schema(self, method: str, path: str, status: int,
-                        media: str = "application/json") -> dict[str, Any]:
+    def response_schema(
+        self, method: str, path: str, status: int, media: str = "application/json"
+    ) -> dict[str, Any]:
         from tests.support.openapi_check import OpenApi
 
         op = OpenApi(self.document).operation(method, path)
@@ -74,8 +75,9 @@ class FormCheck:
             self.objects += 1
             want = [k for k in props if k in value]
             if list(value) != want:
-                self.problems.append(f"{where}: keys {list(value)} not in the document's order"
-                                     f" {want}")
+                self.problems.append(
+                    f"{where}: keys {list(value)} not in the document's order {want}"
+                )
             for key, item in value.items():
                 self.value(item, props.get(key), f"{where}.{key}")
             return

@@ -91,10 +91,13 @@ def violations(edges: dict[str, set[str]]) -> list[str]:
             if own == "libs.api":
                 # typing_extensions: pydantic's own dependency, for Python 3.12's
                 # typing.TypeAliasType (the named enums of libs/api/enums.py) on 3.11.
-                if not (other in ("libs.common", "pydantic", "typing_extensions")
-                        or other in stdlib):
-                    found.append(f"{module} -> {target}: libs/api imports only libs/common, "
-                                 "pydantic and the standard library")
+                if not (
+                    other in ("libs.common", "pydantic", "typing_extensions") or other in stdlib
+                ):
+                    found.append(
+                        f"{module} -> {target}: libs/api imports only libs/common, "
+                        "pydantic and the standard library"
+                    )
             elif own == "libs.common":
                 if other == "libs.api" or other.startswith("services"):
                     found.append(f"{module} -> {target}: libs/common knows no API and no service")
@@ -154,9 +157,9 @@ def test_no_import_cycles() -> None:
 def test_the_walk_resolves_every_import_form() -> None:
     """Relative, `from pkg import module` and absolute forms all land on the module imported."""
     edges = graph()
-    assert "libs.api.table" in edges["services.gateway.app"]          # absolute
+    assert "libs.api.table" in edges["services.gateway.app"]  # absolute
     assert "libs.common.errors" in edges["libs.common.web.middlewares"]  # relative, from ..
-    assert "services.ideas.state" in edges["services.ctl.seed"]       # the CLI may use a service
+    assert "services.ideas.state" in edges["services.ctl.seed"]  # the CLI may use a service
 
 
 def test_the_rules_catch_each_kind_of_crossing() -> None:

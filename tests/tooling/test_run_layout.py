@@ -53,7 +53,8 @@ def test_gateway_metrics_listen_on_their_own_port() -> None:
     assert processes["gateway-1"].metrics == ("0.0.0.0", 8099)
     assert processes["gateway-1"].env["GATEWAY_METRICS_PORT"] == "8099"
     assert processes["ideas-0"].metrics is None and "GATEWAY_METRICS_PORT" not in (
-        processes["ideas-0"].env)
+        processes["ideas-0"].env
+    )
     moved = by_name({"GATEWAY_METRICS_PORT": "9185"})
     assert moved["gateway-0"].metrics == ("127.0.0.1", 9185)
 
@@ -163,8 +164,10 @@ def test_secrets_are_generated_once_into_a_private_file(tmp_path: Path) -> None:
 def test_secrets_from_the_environment_win(tmp_path: Path) -> None:
     """Secrets set in the environment are used as they are and not written anywhere."""
     path = tmp_path / "secrets.env"
-    environ = {"INTERNAL_TOKEN": "token-from-env-" + "k" * 18 + "0123456789",
-               "CURSOR_SECRET": "cursor-from-env-" + "q" * 17 + "0123456789"}
+    environ = {
+        "INTERNAL_TOKEN": "token-from-env-" + "k" * 18 + "0123456789",
+        "CURSOR_SECRET": "cursor-from-env-" + "q" * 17 + "0123456789",
+    }
     assert layout.load_secrets(path, environ) == environ
     assert not path.exists()
 

@@ -111,6 +111,7 @@ def test_busy_ports_are_reported_before_starting() -> None:
             Process("ideas-0", ("x",), "127.0.0.1", _unused_port(), {}),
         ]
         assert supervisor.busy_ports(processes) == [f"gateway-0 (127.0.0.1:{busy_port})"]
-        metrics_taken = [Process("gateway-0", ("x",), "127.0.0.1", _unused_port(), {},
-                                 ("127.0.0.1", busy_port))]
+        metrics_taken = [
+            Process("gateway-0", ("x",), "127.0.0.1", _unused_port(), {}, ("127.0.0.1", busy_port))
+        ]
         assert supervisor.busy_ports(metrics_taken) == [f"gateway-0 (127.0.0.1:{busy_port})"]

@@ -47,8 +47,9 @@ class Receiver:
     async def start(self) -> Receiver:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                                     shutdown_timeout=0.1)
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=0.1
+        )
         await self._runner.setup()
         self.port = free_port()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port, ssl_context=self.ssl_context)
@@ -102,17 +103,28 @@ class Receiver:
 def verify(secret: str, r: Received) -> bool:
     """The documented recipe: HMAC-SHA256 over timestamp + "." + raw body, hex, constant time;
     one of the comma-separated digests (two during a rotation) must match."""
-    mac = hmac.new(secret.encode(), r.headers["X-Service-Timestamp"].encode() + b"." + r.body,
-                   hashlib.sha256).hexdigest()
+    mac = hmac.new(
+        secret.encode(), r.headers["X-Service-Timestamp"].encode() + b"." + r.body, hashlib.sha256
+    ).hexdigest()
     return any(hmac.compare_digest(mac, s) for s in r.headers["X-Service-Signature"].split(","))
 
 
 def sample_idea(**over: Any) -> dict[str, Any]:
     now = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
-    idea = {"id": str(uuid.uuid4()), "ideaServiceId": "IDEA-1", "title": "Dark mode",
-            "summary": "Please add a dark theme", "status": "new", "source": "slack",
-            "category": "feature", "url": "https://example.com/t/1", "voteCount": 0,
-            "signalCount": 0, "authorName": "Ada", "createdAt": now}
+    idea = {
+        "id": str(uuid.uuid4()),
+        "ideaServiceId": "IDEA-1",
+        "title": "Dark mode",
+        "summary": "Please add a dark theme",
+        "status": "new",
+        "source": "slack",
+        "category": "feature",
+        "url": "https://example.com/t/1",
+        "voteCount": 0,
+        "signalCount": 0,
+        "authorName": "Ada",
+        "createdAt": now,
+    }
     idea.update(over)
     return idea
 
@@ -128,8 +140,13 @@ def publish_events(database_url: str, events: list[tuple[str, str, dict[str, Any
                 cur.execute(
                     "INSERT INTO webhooks.outbox (event_id, event_type, workspace_id, body)"
                     " VALUES (%s, %s, %s, %s)",
-                    (str(event_id), event_type, workspace_id,
-                     event_body(event_id, event_type, uuid.UUID(workspace_id), data)))
+                    (
+                        str(event_id),
+                        event_type,
+                        workspace_id,
+                        event_body(event_id, event_type, uuid.UUID(workspace_id), data),
+                    ),
+                )
                 ids.append(str(event_id))
             cur.execute("NOTIFY webhooks_outbox")
     finally:
@@ -144,8 +161,9 @@ def publish(database_url: str, event_type: str, workspace_id: str, data: dict[st
 class PartSystem(System):
     """A System running only the named services (the gateway always), for other settings."""
 
-    def __init__(self, *args: Any, services: tuple[str, ...] = ("gateway", "webhooks"),
-                 **kw: Any) -> None:
+    def __init__(
+        self, *args: Any, services: tuple[str, ...] = ("gateway", "webhooks"), **kw: Any
+    ) -> None:
         super().__init__(*args, **kw)
         self.only = services
 
@@ -167,8 +185,9 @@ class PartSystem(System):
         self.stop_one(svc, 0, signal.SIGKILL)
 
 
-async def start_part_system(env: dict[str, str],
-                            services: tuple[str, ...] = ("gateway", "webhooks")) -> PartSystem:
+async def start_part_system(
+    env: dict[str, str], services: tuple[str, ...] = ("gateway", "webhooks")
+) -> PartSystem:
     """A fresh database and a system of `services` with the given settings."""
     import secrets as _secrets
 
@@ -176,8 +195,9 @@ async def start_part_system(env: dict[str, str],
 
     url = await asyncio.to_thread(create_database)
     base = {"WEBHOOK_RETRY_SCHEDULE": "0,1,1", "WEBHOOK_TIMEOUT_S": "2"}
-    sys_ = PartSystem(url, f"imstest{_secrets.token_hex(4)}", env_overrides={**base, **env},
-                      services=services)
+    sys_ = PartSystem(
+        url, f"imstest{_secrets.token_hex(4)}", env_overrides={**base, **env}, services=services
+    )
     sys_.start()
     await sys_.wait_ready()
     return sys_
@@ -202,17 +222,23 @@ def workspace_api(sys_: System, http: Any, openapi: Any) -> tuple[str, Any]:
     return ws["id"], Api(http, sys_.base_url, key["key"], openapi)
 
 
-def legacy_subscription(database_url: str, workspace_id: str, target_url: str,
-                        events: tuple[str, ...] = ("idea.created",)) -> str:
+def legacy_subscription(
+    database_url: str,
+    workspace_id: str,
+    target_url: str,
+    events: tuple[str, ...] = ("idea.created",),
+) -> str:
     """A subscription written straight to the table, as one created before today's URL rules
     would be: the dispatcher must cope with whatever an old row holds."""
     sub_id = str(uuid.uuid4())
     conn = psycopg2.connect(database_url)
     try:
         with conn, conn.cursor() as cur:
-            cur.execute("INSERT INTO webhooks.subscriptions (id, workspace_id, kind, target_url,"
-                        " events, secret) VALUES (%s, %s, 'main', %s, %s, %s)",
-                        (sub_id, workspace_id, target_url, list(events), "whsec_" + "a" * 40))
+            cur.execute(
+                "INSERT INTO webhooks.subscriptions (id, workspace_id, kind, target_url,"
+                " events, secret) VALUES (%s, %s, 'main', %s, %s, %s)",
+                (sub_id, workspace_id, target_url, list(events), "whsec_" + "a" * 40),
+            )
             cur.execute("SELECT pg_notify('webhooks_subscriptions', %s)", (workspace_id,))
     finally:
         conn.close()
@@ -236,6 +262,7 @@ def hex_signatures(r: Received) -> list[str]:
 
 
 def verify_hex(secret: str, r: Received, signature: str) -> bool:
-    mac = hmac.new(secret.encode(), r.headers["X-Service-Timestamp"].encode() + b"." + r.body,
-                   hashlib.sha256).hexdigest()
+    mac = hmac.new(
+        secret.encode(), r.headers["X-Service-Timestamp"].encode() + b"." + r.body, hashlib.sha256
+    ).hexdigest()
     return hmac.compare_digest(mac, signature)

@@ -10,17 +10,34 @@ import orjson
 
 from tests.support.api import Api, Workspace
 from tests.support.processes import System
-from tests.webhooks.support import (Receiver, legacy_subscription, publish, sample_idea, verify,
-                                    verify_standard)
+from tests.webhooks.support import (
+    Receiver,
+    legacy_subscription,
+    publish,
+    sample_idea,
+    verify,
+    verify_standard,
+)
 
-ALL_EVENTS = ["idea.created", "idea.updated", "idea.status_changed", "idea.voted",
-              "idea.scored", "idea.assigned", "idea.deleted", "idea.destination_created",
-              "idea.signal_detected", "customer.created", "customer.updated"]
+ALL_EVENTS = [
+    "idea.created",
+    "idea.updated",
+    "idea.status_changed",
+    "idea.voted",
+    "idea.scored",
+    "idea.assigned",
+    "idea.deleted",
+    "idea.destination_created",
+    "idea.signal_detected",
+    "customer.created",
+    "customer.updated",
+]
 
 
 async def subscribe(api: Api, url: str, events: list[str] | None = None) -> dict[str, Any]:
-    r = await api.post("/api/v1/webhooks", json={"targetUrl": url,
-                                                 "events": events or ["idea.created"]})
+    r = await api.post(
+        "/api/v1/webhooks", json={"targetUrl": url, "events": events or ["idea.created"]}
+    )
     assert r.status == 200, r.body
     return r.data  # type: ignore[no-any-return]
 
@@ -40,16 +57,19 @@ def event_data(kind: str) -> dict[str, Any]:
     if kind.startswith("customer."):
         return {"customer": {"id": "7c9e6679-7425-40de-944b-e07fc1f90ae7", "name": "Acme"}}
     data: dict[str, Any] = {"idea": sample_idea()}
-    extras = {"idea.status_changed": {"previousStatus": "new"},
-              "idea.voted": {"vote": {"voter": "key:1", "value": 1}},
-              "idea.assigned": {"previousRoadmapStageId": None},
-              "idea.signal_detected": {"signal": {"id": "s1", "platform": "api"}}}
+    extras = {
+        "idea.status_changed": {"previousStatus": "new"},
+        "idea.voted": {"vote": {"voter": "key:1", "value": 1}},
+        "idea.assigned": {"previousRoadmapStageId": None},
+        "idea.signal_detected": {"signal": {"id": "s1", "platform": "api"}},
+    }
     data.update(extras.get(kind, {}))
     return data
 
 
-async def test_every_event_kind_arrives_signed(system: System, ws: Workspace,
-                                               receiver: Receiver) -> None:
+async def test_every_event_kind_arrives_signed(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """Each event kind reaches a subscriber of all kinds with its body, headers and signature."""
     path = receiver.new_path()
     sub = await subscribe(ws.api, receiver.url(path), ALL_EVENTS)
@@ -68,9 +88,14 @@ async def test_every_event_kind_arrives_signed(system: System, ws: Workspace,
         assert verify(sub["secret"], r) and verify_standard(sub["secret"], r)
         assert r.headers["webhook-id"] == r.headers["X-Service-Delivery"]
         assert r.headers["webhook-timestamp"] == r.headers["X-Service-Timestamp"]
-    detail = await deliveries_when(ws.api, sub["id"], lambda d: len(d["recentDeliveries"]) == 11
-                                   and all(x["status"] == "delivered"
-                                           for x in d["recentDeliveries"]))
+    detail = await deliveries_when(
+        ws.api,
+        sub["id"],
+        lambda d: (
+            len(d["recentDeliveries"]) == 11
+            and all(x["status"] == "delivered" for x in d["recentDeliveries"])
+        ),
+    )
     ids = {r.headers["X-Service-Delivery"] for r in got}
     assert ids == {d["id"] for d in detail["recentDeliveries"]}
     first = detail["recentDeliveries"][0]
@@ -79,21 +104,22 @@ async def test_every_event_kind_arrives_signed(system: System, ws: Workspace,
     assert detail["lastDeliveredAt"] is not None and detail["failureCount"] == 0
 
 
-async def test_only_subscribed_kinds_arrive(system: System, ws: Workspace,
-                                            receiver: Receiver) -> None:
+async def test_only_subscribed_kinds_arrive(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """An event kind the subscription did not ask for is not delivered to it."""
     path = receiver.new_path()
     await subscribe(ws.api, receiver.url(path), ["customer.created"])
     publish(system.database_url, "idea.created", ws.id, event_data("idea.created"))
-    wanted = publish(system.database_url, "customer.created", ws.id,
-                     event_data("customer.created"))
+    wanted = publish(system.database_url, "customer.created", ws.id, event_data("customer.created"))
     got = await receiver.wait(path, 1)
     await asyncio.sleep(0.5)
     assert [r.json["id"] for r in receiver.at(path)] == [wanted] == [got[0].json["id"]]
 
 
-async def test_signature_changes_with_the_secret(system: System, ws: Workspace,
-                                                 receiver: Receiver) -> None:
+async def test_signature_changes_with_the_secret(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """A signature does not verify with another subscription's secret."""
     path = receiver.new_path()
     await subscribe(ws.api, receiver.url(path))
@@ -103,8 +129,9 @@ async def test_signature_changes_with_the_secret(system: System, ws: Workspace,
     assert not verify(other["secret"], r)
 
 
-async def test_retry_keeps_delivery_id_with_fresh_timestamp(system: System, ws: Workspace,
-                                                           receiver: Receiver) -> None:
+async def test_retry_keeps_delivery_id_with_fresh_timestamp(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """Two failures then success: three attempts, one delivery id, new signatures each time."""
     path = receiver.new_path()
     receiver.answer(path, 500, 503, 200)
@@ -115,24 +142,26 @@ async def test_retry_keeps_delivery_id_with_fresh_timestamp(system: System, ws: 
     stamps = [int(r.headers["X-Service-Timestamp"]) for r in got]
     assert stamps == sorted(stamps) and stamps[0] < stamps[2]
     assert all(verify(sub["secret"], r) for r in got) and len({r.body for r in got}) == 1
-    detail = await deliveries_when(ws.api, sub["id"],
-                                   lambda d: d["recentDeliveries"][0]["status"] == "delivered")
+    detail = await deliveries_when(
+        ws.api, sub["id"], lambda d: d["recentDeliveries"][0]["status"] == "delivered"
+    )
     (d,) = detail["recentDeliveries"]
     assert d["attemptCount"] == 3 and d["statusCode"] == 200
     assert detail["failureCount"] == 0 and detail["lastFailedAt"] is not None
     assert detail["lastError"].startswith("HTTP 503")
 
 
-async def test_failed_after_last_attempt(system: System, ws: Workspace,
-                                         receiver: Receiver) -> None:
+async def test_failed_after_last_attempt(system: System, ws: Workspace, receiver: Receiver) -> None:
     """A receiver that always fails: the delivery ends failed after the schedule's 3 attempts."""
     path = receiver.new_path()
     receiver.answer(path, 500)
     sub = await subscribe(ws.api, receiver.url(path))
     publish(system.database_url, "idea.created", ws.id, event_data("idea.created"))
-    detail = await deliveries_when(ws.api, sub["id"],
-                                   lambda d: d["recentDeliveries"]
-                                   and d["recentDeliveries"][0]["status"] == "failed")
+    detail = await deliveries_when(
+        ws.api,
+        sub["id"],
+        lambda d: d["recentDeliveries"] and d["recentDeliveries"][0]["status"] == "failed",
+    )
     (d,) = detail["recentDeliveries"]
     assert d["attemptCount"] == 3 and d["statusCode"] == 500 and d["error"].startswith("HTTP 500")
     assert len(receiver.at(path)) == 3
@@ -141,8 +170,7 @@ async def test_failed_after_last_attempt(system: System, ws: Workspace,
     assert detail["isActive"] is True
 
 
-async def test_gone_deactivates_at_once(system: System, ws: Workspace,
-                                        receiver: Receiver) -> None:
+async def test_gone_deactivates_at_once(system: System, ws: Workspace, receiver: Receiver) -> None:
     """A 410 answer deactivates the subscription: no retry, no more deliveries."""
     path = receiver.new_path()
     receiver.answer(path, 410)
@@ -156,16 +184,19 @@ async def test_gone_deactivates_at_once(system: System, ws: Workspace,
     assert len(receiver.at(path)) == 1
 
 
-async def test_redirect_is_a_failure_and_not_followed(system: System, ws: Workspace,
-                                                      receiver: Receiver) -> None:
+async def test_redirect_is_a_failure_and_not_followed(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """A 302 answer is a failed attempt; the Location is never visited."""
     path, elsewhere = receiver.new_path(), receiver.new_path()
     receiver.answer(path, (302, {"Location": receiver.url(elsewhere)}), 200)
     sub = await subscribe(ws.api, receiver.url(path))
     publish(system.database_url, "idea.created", ws.id, event_data("idea.created"))
-    detail = await deliveries_when(ws.api, sub["id"],
-                                   lambda d: d["recentDeliveries"]
-                                   and d["recentDeliveries"][0]["status"] == "delivered")
+    detail = await deliveries_when(
+        ws.api,
+        sub["id"],
+        lambda d: d["recentDeliveries"] and d["recentDeliveries"][0]["status"] == "delivered",
+    )
     assert detail["recentDeliveries"][0]["attemptCount"] == 2
     assert receiver.at(elsewhere) == []
 
@@ -176,9 +207,11 @@ async def test_timeout_is_a_failure(system: System, ws: Workspace, receiver: Rec
     receiver.answer(path, "hang", 200)
     sub = await subscribe(ws.api, receiver.url(path))
     publish(system.database_url, "idea.created", ws.id, event_data("idea.created"))
-    detail = await deliveries_when(ws.api, sub["id"],
-                                   lambda d: d["recentDeliveries"]
-                                   and d["recentDeliveries"][0]["status"] == "delivered")
+    detail = await deliveries_when(
+        ws.api,
+        sub["id"],
+        lambda d: d["recentDeliveries"] and d["recentDeliveries"][0]["status"] == "delivered",
+    )
     assert detail["recentDeliveries"][0]["attemptCount"] == 2
     assert detail["lastError"].startswith("timeout")
 
@@ -193,8 +226,9 @@ async def test_unreachable_receiver_is_a_failure(system: System, ws: Workspace) 
     assert detail["lastError"].startswith("connection error")
 
 
-async def test_deleted_subscription_gets_nothing_more(system: System, ws: Workspace,
-                                                      receiver: Receiver) -> None:
+async def test_deleted_subscription_gets_nothing_more(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """After DELETE, events no longer reach the old target."""
     path = receiver.new_path()
     sub = await subscribe(ws.api, receiver.url(path))
@@ -204,16 +238,20 @@ async def test_deleted_subscription_gets_nothing_more(system: System, ws: Worksp
     assert receiver.at(path) == []
 
 
-async def test_recent_deliveries_are_the_twenty_newest(system: System, ws: Workspace,
-                                                       receiver: Receiver) -> None:
+async def test_recent_deliveries_are_the_twenty_newest(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """The detail lists at most 20 deliveries, newest first."""
     path = receiver.new_path()
     sub = await subscribe(ws.api, receiver.url(path))
-    ids = [publish(system.database_url, "idea.created", ws.id, event_data("idea.created"))
-           for _ in range(23)]
+    ids = [
+        publish(system.database_url, "idea.created", ws.id, event_data("idea.created"))
+        for _ in range(23)
+    ]
     await receiver.wait(path, 23)
-    detail = await deliveries_when(ws.api, sub["id"], lambda d: all(
-        x["status"] == "delivered" for x in d["recentDeliveries"]))
+    detail = await deliveries_when(
+        ws.api, sub["id"], lambda d: all(x["status"] == "delivered" for x in d["recentDeliveries"])
+    )
     got = [d["eventId"] for d in detail["recentDeliveries"]]
     assert len(got) == 20 and set(got) <= set(ids)
     stamps = [d["createdAt"] for d in detail["recentDeliveries"]]
@@ -221,18 +259,24 @@ async def test_recent_deliveries_are_the_twenty_newest(system: System, ws: Works
     assert orjson.dumps(detail)  # serializable as sent
 
 
-async def test_unusable_hosts_end_failed_not_retried_forever(system: System, ws: Workspace,
-                                                            receiver: Receiver) -> None:
+async def test_unusable_hosts_end_failed_not_retried_forever(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """Old rows whose host the IDNA codec refuses (an empty label, a 64-character label) end
     `failed` after the schedule's attempts like any failure, and other deliveries go on."""
-    subs = [legacy_subscription(system.database_url, ws.id, url) for url in (
-        "http://a..b.example.com/hook", f"http://{'a' * 64}.example.com/hook")]
+    subs = [
+        legacy_subscription(system.database_url, ws.id, url)
+        for url in ("http://a..b.example.com/hook", f"http://{'a' * 64}.example.com/hook")
+    ]
     path = receiver.new_path()
     healthy = await subscribe(ws.api, receiver.url(path))
     publish(system.database_url, "idea.created", ws.id, event_data("idea.created"))
     for sub_id in subs:
-        detail = await deliveries_when(ws.api, sub_id, lambda d: d["recentDeliveries"]
-                                       and d["recentDeliveries"][0]["status"] == "failed")
+        detail = await deliveries_when(
+            ws.api,
+            sub_id,
+            lambda d: d["recentDeliveries"] and d["recentDeliveries"][0]["status"] == "failed",
+        )
         (d,) = detail["recentDeliveries"]
         assert d["attemptCount"] == 3 and d["statusCode"] is None
         assert d["error"] == "target refused: invalid host"

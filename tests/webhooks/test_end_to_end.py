@@ -51,8 +51,9 @@ async def wait_all(receiver: Receiver, path: str, want: set[str], timeout: float
 async def test_api_changes_arrive_as_events(ws: Workspace, receiver: Receiver) -> None:
     """POST and PATCH of an idea deliver idea.created, idea.updated and idea.status_changed."""
     path = receiver.new_path()
-    sub = await subscribe(ws.api, receiver.url(path),
-                          ["idea.created", "idea.updated", "idea.status_changed"])
+    sub = await subscribe(
+        ws.api, receiver.url(path), ["idea.created", "idea.updated", "idea.status_changed"]
+    )
     idea = (await ws.api.post("/api/v1/ideas", json={"title": "Webhooks e2e"})).data
     r = await ws.api.patch(f"/api/v1/ideas/{idea['id']}", json={"status": "planned"})
     assert r.status == 200, r.body
@@ -90,8 +91,9 @@ async def test_no_event_lost_when_rabbitmq_restarts(ws: Workspace, receiver: Rec
     await wait_all(receiver, path, set(first + during + after), timeout=60)
 
 
-async def test_no_event_lost_when_dispatcher_is_killed(system: System, ws: Workspace,
-                                                       receiver: Receiver) -> None:
+async def test_no_event_lost_when_dispatcher_is_killed(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """The webhooks process killed with SIGKILL mid-burst: all 500 are delivered after restart."""
     path = receiver.new_path()
     await subscribe(ws.api, receiver.url(path), ["idea.created"])

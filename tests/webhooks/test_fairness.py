@@ -10,12 +10,23 @@ from typing import Any
 
 import pytest
 
-from tests.webhooks.support import (PartSystem, Receiver, publish_events, sample_idea,
-                                    start_part_system, stop_part_system, workspace_api)
+from tests.webhooks.support import (
+    PartSystem,
+    Receiver,
+    publish_events,
+    sample_idea,
+    start_part_system,
+    stop_part_system,
+    workspace_api,
+)
 
 # 8 slots in all, 2 per host, 4 per workspace: four hanging hosts could take every slot.
-ENV = {"WEBHOOK_CONCURRENCY": "8", "WEBHOOK_PER_HOST_CONCURRENCY": "2",
-       "WEBHOOK_PER_WORKSPACE_CONCURRENCY": "4", "WEBHOOK_TIMEOUT_S": "3"}
+ENV = {
+    "WEBHOOK_CONCURRENCY": "8",
+    "WEBHOOK_PER_HOST_CONCURRENCY": "2",
+    "WEBHOOK_PER_WORKSPACE_CONCURRENCY": "4",
+    "WEBHOOK_TIMEOUT_S": "3",
+}
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +45,8 @@ async def receivers() -> AsyncIterator[list[Receiver]]:
 
 
 async def test_hanging_receivers_of_one_workspace_do_not_delay_another(
-        small: PartSystem, http: Any, openapi: Any, receivers: list[Receiver]) -> None:
+    small: PartSystem, http: Any, openapi: Any, receivers: list[Receiver]
+) -> None:
     """Workspace A's 40 deliveries to four hanging hosts are under way; workspace B's
     delivery still arrives within a second, and A keeps going within its share."""
     hanging, healthy = receivers[:2], receivers[2]
@@ -46,15 +58,19 @@ async def test_hanging_receivers_of_one_workspace_do_not_delay_another(
             path = r.new_path()
             r.answer(path, "hang")
             hang_paths.append((r, path))
-            resp = await a_api.post("/api/v1/webhooks", json={
-                "targetUrl": r.url(path, host), "events": ["idea.created"]})
+            resp = await a_api.post(
+                "/api/v1/webhooks",
+                json={"targetUrl": r.url(path, host), "events": ["idea.created"]},
+            )
             assert resp.status == 200, resp.body
     ok_path = healthy.new_path()
-    resp = await b_api.post("/api/v1/webhooks", json={"targetUrl": healthy.url(ok_path),
-                                                      "events": ["idea.created"]})
+    resp = await b_api.post(
+        "/api/v1/webhooks", json={"targetUrl": healthy.url(ok_path), "events": ["idea.created"]}
+    )
     assert resp.status == 200, resp.body
-    publish_events(small.database_url,
-                   [("idea.created", a_id, {"idea": sample_idea()}) for _ in range(10)])
+    publish_events(
+        small.database_url, [("idea.created", a_id, {"idea": sample_idea()}) for _ in range(10)]
+    )
     await wait_for(lambda: sum(len(r.at(p)) for r, p in hang_paths) >= 4, 5.0)
     await asyncio.sleep(0.3)  # A's rows are all written and its attempts hang
     started = time.time()

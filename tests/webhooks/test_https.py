@@ -13,8 +13,16 @@ import pytest
 import trustme
 
 from tests.support.rendering import DATE_TIME
-from tests.webhooks.support import (PartSystem, Receiver, publish, sample_idea,
-                                    start_part_system, stop_part_system, verify, workspace_api)
+from tests.webhooks.support import (
+    PartSystem,
+    Receiver,
+    publish,
+    sample_idea,
+    start_part_system,
+    stop_part_system,
+    verify,
+    workspace_api,
+)
 
 CA = trustme.CA()
 
@@ -30,9 +38,10 @@ async def secure(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Part
     """Trusts the test CA, refuses http targets, deactivates on the first failed delivery."""
     pem = tmp_path_factory.mktemp("ca") / "ca.pem"
     CA.cert_pem.write_to_path(str(pem))
-    sys_ = await start_part_system({"WEBHOOK_CA_FILE": str(pem), "WEBHOOK_ALLOW_HTTP": "0",
-                                    "WEBHOOK_DISABLE_AFTER_S": "0"},
-                                   services=("gateway", "webhooks", "ideas"))
+    sys_ = await start_part_system(
+        {"WEBHOOK_CA_FILE": str(pem), "WEBHOOK_ALLOW_HTTP": "0", "WEBHOOK_DISABLE_AFTER_S": "0"},
+        services=("gateway", "webhooks", "ideas"),
+    )
     yield sys_
     await stop_part_system(sys_)
 
@@ -59,13 +68,18 @@ async def detail_when(api: Any, sub_id: str, done: Any, timeout: float = 15.0) -
         await asyncio.sleep(0.2)
 
 
-async def test_https_delivery_verifies(secure: PartSystem, client: Any,
-                                       tls_receiver: Receiver) -> None:
+async def test_https_delivery_verifies(
+    secure: PartSystem, client: Any, tls_receiver: Receiver
+) -> None:
     """A receiver whose certificate chains to WEBHOOK_CA_FILE gets the signed event."""
     ws_id, api = client
     path = tls_receiver.new_path()
-    sub = (await api.post("/api/v1/webhooks", json={"targetUrl": tls_receiver.url(path),
-                                                    "events": ["idea.updated"]})).data
+    sub = (
+        await api.post(
+            "/api/v1/webhooks",
+            json={"targetUrl": tls_receiver.url(path), "events": ["idea.updated"]},
+        )
+    ).data
     idea = sample_idea()
     event_id = publish(secure.database_url, "idea.updated", ws_id, {"idea": idea})
     (r,) = await tls_receiver.wait(path)
@@ -77,8 +91,10 @@ async def test_https_delivery_verifies(secure: PartSystem, client: Any,
 async def test_http_targets_refused_when_not_allowed(client: Any) -> None:
     """Without WEBHOOK_ALLOW_HTTP, an http:// target answers 400 on targetUrl."""
     _, api = client
-    r = await api.post("/api/v1/webhooks", json={"targetUrl": "http://example.com/hook",
-                                                 "events": ["idea.created"]})
+    r = await api.post(
+        "/api/v1/webhooks",
+        json={"targetUrl": "http://example.com/hook", "events": ["idea.created"]},
+    )
     assert r.status == 400 and r.error["field"] == "targetUrl"
 
 
@@ -88,8 +104,12 @@ async def test_untrusted_certificate_fails(secure: PartSystem, client: Any) -> N
     stranger = await Receiver(ssl_context=server_context(trustme.CA())).start()
     try:
         path = stranger.new_path()
-        sub = (await api.post("/api/v1/webhooks", json={"targetUrl": stranger.url(path),
-                                                        "events": ["idea.created"]})).data
+        sub = (
+            await api.post(
+                "/api/v1/webhooks",
+                json={"targetUrl": stranger.url(path), "events": ["idea.created"]},
+            )
+        ).data
         publish(secure.database_url, "idea.created", ws_id, {"idea": sample_idea()})
         d = await detail_when(api, sub["id"], lambda d: d["failureCount"] >= 1)
         assert "certificate" in d["lastError"] or "TLS" in d["lastError"], d["lastError"]
@@ -98,15 +118,20 @@ async def test_untrusted_certificate_fails(secure: PartSystem, client: Any) -> N
         await stranger.stop()
 
 
-async def test_failing_subscription_is_deactivated(secure: PartSystem, client: Any,
-                                                   tls_receiver: Receiver) -> None:
+async def test_failing_subscription_is_deactivated(
+    secure: PartSystem, client: Any, tls_receiver: Receiver
+) -> None:
     """A delivery that ends failed with no success within WEBHOOK_DISABLE_AFTER_S (0 here)
     deactivates the subscription; later events are not delivered."""
     ws_id, api = client
     path = tls_receiver.new_path()
     tls_receiver.answer(path, 500)
-    sub = (await api.post("/api/v1/webhooks", json={"targetUrl": tls_receiver.url(path),
-                                                    "events": ["idea.created"]})).data
+    sub = (
+        await api.post(
+            "/api/v1/webhooks",
+            json={"targetUrl": tls_receiver.url(path), "events": ["idea.created"]},
+        )
+    ).data
     publish(secure.database_url, "idea.created", ws_id, {"idea": sample_idea()})
     d = await detail_when(api, sub["id"], lambda d: not d["isActive"])
     assert d["recentDeliveries"][0]["status"] == "failed"
@@ -116,31 +141,39 @@ async def test_failing_subscription_is_deactivated(secure: PartSystem, client: A
     assert len(tls_receiver.at(path)) == 3
 
 
-async def test_new_idea_reaches_hooks(secure: PartSystem, client: Any,
-                                      tls_receiver: Receiver) -> None:
+async def test_new_idea_reaches_hooks(
+    secure: PartSystem, client: Any, tls_receiver: Receiver
+) -> None:
     """A new idea is POSTed to each new_idea hook with the spec's fields."""
     ws_id, api = client
     path = tls_receiver.new_path()
-    r = await api.post("/api/v1/automation/webhooks/subscribe",
-                       json={"hookUrl": tls_receiver.url(path), "event": "new_idea"})
+    r = await api.post(
+        "/api/v1/automation/webhooks/subscribe",
+        json={"hookUrl": tls_receiver.url(path), "event": "new_idea"},
+    )
     assert r.status == 201
     idea = sample_idea()
     publish(secure.database_url, "idea.created", ws_id, {"idea": idea})
     publish(secure.database_url, "idea.updated", ws_id, {"idea": idea})  # not a new idea
     (got,) = await tls_receiver.wait(path)
     assert got.headers["Content-Type"] == "application/json"
-    assert got.json == {k: idea[k] for k in ("id", "title", "summary", "source", "authorName",
-                                             "url", "category", "createdAt")}
+    assert got.json == {
+        k: idea[k]
+        for k in ("id", "title", "summary", "source", "authorName", "url", "category", "createdAt")
+    }
     await asyncio.sleep(0.5)
     assert len(tls_receiver.at(path)) == 1
 
 
-async def test_hook_optional_fields_left_out(secure: PartSystem, client: Any,
-                                             tls_receiver: Receiver) -> None:
+async def test_hook_optional_fields_left_out(
+    secure: PartSystem, client: Any, tls_receiver: Receiver
+) -> None:
     """An idea without url or category gives a body without them."""
     ws_id, api = client
     path = tls_receiver.new_path()
-    await api.post("/api/v1/automation/webhooks/subscribe", json={"hookUrl": tls_receiver.url(path)})
+    await api.post(
+        "/api/v1/automation/webhooks/subscribe", json={"hookUrl": tls_receiver.url(path)}
+    )
     idea = sample_idea(url=None, category=None, summary=None)
     publish(secure.database_url, "idea.created", ws_id, {"idea": idea})
     (got,) = await tls_receiver.wait(path)
@@ -148,14 +181,18 @@ async def test_hook_optional_fields_left_out(secure: PartSystem, client: Any,
     assert got.json["summary"] == ""
 
 
-async def test_hook_retries_then_unsubscribe_stops(secure: PartSystem, client: Any,
-                                                   tls_receiver: Receiver) -> None:
+async def test_hook_retries_then_unsubscribe_stops(
+    secure: PartSystem, client: Any, tls_receiver: Receiver
+) -> None:
     """A failed hook delivery is retried with the same body; after DELETE nothing arrives."""
     ws_id, api = client
     path = tls_receiver.new_path()
     tls_receiver.answer(path, 500, 200)
-    hook = (await api.post("/api/v1/automation/webhooks/subscribe",
-                           json={"hookUrl": tls_receiver.url(path)})).json
+    hook = (
+        await api.post(
+            "/api/v1/automation/webhooks/subscribe", json={"hookUrl": tls_receiver.url(path)}
+        )
+    ).json
     publish(secure.database_url, "idea.created", ws_id, {"idea": sample_idea()})
     got = await tls_receiver.wait(path, 2)
     assert got[0].body == got[1].body
@@ -167,14 +204,18 @@ async def test_hook_retries_then_unsubscribe_stops(secure: PartSystem, client: A
     assert len(tls_receiver.at(path)) == 2
 
 
-async def test_hook_answering_gone_is_removed(secure: PartSystem, client: Any,
-                                              tls_receiver: Receiver) -> None:
+async def test_hook_answering_gone_is_removed(
+    secure: PartSystem, client: Any, tls_receiver: Receiver
+) -> None:
     """A hook that answers 410 is removed (the REST Hooks convention)."""
     ws_id, api = client
     path = tls_receiver.new_path()
     tls_receiver.answer(path, 410)
-    hook = (await api.post("/api/v1/automation/webhooks/subscribe",
-                           json={"hookUrl": tls_receiver.url(path)})).json
+    hook = (
+        await api.post(
+            "/api/v1/automation/webhooks/subscribe", json={"hookUrl": tls_receiver.url(path)}
+        )
+    ).json
     publish(secure.database_url, "idea.created", ws_id, {"idea": sample_idea()})
     await tls_receiver.wait(path)
     await asyncio.sleep(1.0)  # the outcome is recorded within milliseconds
@@ -185,15 +226,25 @@ async def test_hook_answering_gone_is_removed(secure: PartSystem, client: Any,
     assert r.status == 404
 
 
-async def test_automation_idea_reaches_hook_with_author(client: Any,
-                                                        tls_receiver: Receiver) -> None:
+async def test_automation_idea_reaches_hook_with_author(
+    client: Any, tls_receiver: Receiver
+) -> None:
     """An idea created through the automation API is POSTed to the hook with its author."""
     _, api = client
     path = tls_receiver.new_path()
-    await api.post("/api/v1/automation/webhooks/subscribe", json={"hookUrl": tls_receiver.url(path)})
-    r = await api.post("/api/v1/automation/ideas", json={
-        "title": "Export to CSV", "summary": "From chat", "source": "slack",
-        "authorName": "Grace", "url": "https://chat.example.com/m/1"})
+    await api.post(
+        "/api/v1/automation/webhooks/subscribe", json={"hookUrl": tls_receiver.url(path)}
+    )
+    r = await api.post(
+        "/api/v1/automation/ideas",
+        json={
+            "title": "Export to CSV",
+            "summary": "From chat",
+            "source": "slack",
+            "authorName": "Grace",
+            "url": "https://chat.example.com/m/1",
+        },
+    )
     assert r.status == 201, r.body
     (got,) = await tls_receiver.wait(path)
     body = got.json
@@ -208,13 +259,25 @@ async def test_main_api_idea_reaches_hook(client: Any, tls_receiver: Receiver) -
     order, compact, createdAt as the API wrote it."""
     _, api = client
     path = tls_receiver.new_path()
-    await api.post("/api/v1/automation/webhooks/subscribe", json={"hookUrl": tls_receiver.url(path)})
-    r = await api.post("/api/v1/ideas", json={"title": "Main API idea", "category": "bug",
-                                              "url": "https://x.example/1"})
+    await api.post(
+        "/api/v1/automation/webhooks/subscribe", json={"hookUrl": tls_receiver.url(path)}
+    )
+    r = await api.post(
+        "/api/v1/ideas",
+        json={"title": "Main API idea", "category": "bug", "url": "https://x.example/1"},
+    )
     (got,) = await tls_receiver.wait(path)
     assert got.json["id"] == r.data["id"] and got.json["category"] == "bug"
     assert got.json["authorName"] == ""
-    assert list(got.json) == ["id", "title", "summary", "source", "authorName", "url",
-                              "category", "createdAt"]
+    assert list(got.json) == [
+        "id",
+        "title",
+        "summary",
+        "source",
+        "authorName",
+        "url",
+        "category",
+        "createdAt",
+    ]
     assert got.json["createdAt"] == r.data["createdAt"] and DATE_TIME.match(r.data["createdAt"])
     assert got.body == orjson.dumps(got.json)

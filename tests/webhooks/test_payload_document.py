@@ -11,28 +11,38 @@ import jsonschema
 from tests.support.api import Workspace
 from tests.webhooks.support import Receiver
 
-EVENTS = ["idea.created", "idea.updated", "idea.status_changed", "idea.voted", "idea.scored",
-          "idea.assigned", "idea.deleted", "idea.signal_detected", "customer.created",
-          "customer.updated"]  # idea.destination_created: no API call emits it
+EVENTS = [
+    "idea.created",
+    "idea.updated",
+    "idea.status_changed",
+    "idea.voted",
+    "idea.scored",
+    "idea.assigned",
+    "idea.deleted",
+    "idea.signal_detected",
+    "customer.created",
+    "customer.updated",
+]  # idea.destination_created: no API call emits it
 
 
 async def _deliveries(receiver: Receiver, path: str, kinds: set[str]) -> list[Any]:
     deadline = time.monotonic() + 30
     while kinds - {r.headers["X-Service-Event"] for r in receiver.at(path)}:
         assert time.monotonic() < deadline, kinds - {
-            r.headers["X-Service-Event"] for r in receiver.at(path)}
+            r.headers["X-Service-Event"] for r in receiver.at(path)
+        }
         await asyncio.sleep(0.25)
     return receiver.at(path)
 
 
 async def test_every_event_delivered_matches_its_documented_payload(
-        ws: Workspace, receiver: Receiver) -> None:
+    ws: Workspace, receiver: Receiver
+) -> None:
     """Each event the API emits arrives as the `webhooks` section describes it."""
     api = ws.api
     doc = (await api.with_key(None).get("/api/v1/openapi.json")).json
     path = receiver.new_path()
-    r = await api.post("/api/v1/webhooks", json={"targetUrl": receiver.url(path),
-                                                 "events": EVENTS})
+    r = await api.post("/api/v1/webhooks", json={"targetUrl": receiver.url(path), "events": EVENTS})
     assert r.status == 200, r.body
     idea = (await api.post("/api/v1/ideas", json={"title": "Payload check"})).data
     one = f"/api/v1/ideas/{idea['id']}"
@@ -53,9 +63,13 @@ async def test_every_event_delivered_matches_its_documented_payload(
         post = doc["webhooks"][kind]["post"]
         schema = {**post["requestBody"]["content"]["application/json"]["schema"], **components}
         jsonschema.Draft202012Validator(
-            schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
+            schema,
+            format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
         ).validate(delivery.json)
         assert delivery.json["type"] == kind
-        missing = [p["name"] for p in post["parameters"]
-                   if p["required"] and p["name"] not in delivery.headers]
+        missing = [
+            p["name"]
+            for p in post["parameters"]
+            if p["required"] and p["name"] not in delivery.headers
+        ]
         assert missing == [], (kind, missing)

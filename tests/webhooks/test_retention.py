@@ -28,14 +28,30 @@ def sql(url: str, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, .
 
 def age(url: str, deliveries: list[str], events: list[str], ideas_events: list[str]) -> None:
     """Make these rows 31 days old."""
-    sql(url, "UPDATE webhooks.deliveries SET created_at = now() - interval '31 days'"
-             " WHERE id = ANY(%s::uuid[])", (deliveries,))
-    sql(url, "UPDATE webhooks.attempts SET created_at = now() - interval '31 days'"
-             " WHERE delivery_id = ANY(%s::uuid[])", (deliveries,))
-    sql(url, "UPDATE webhooks.processed_events SET processed_at = now() - interval '31 days'"
-             " WHERE event_id = ANY(%s::uuid[])", (events,))
-    sql(url, "UPDATE ideas.processed_events SET processed_at = now() - interval '31 days'"
-             " WHERE event_id = ANY(%s::uuid[])", (ideas_events,))
+    sql(
+        url,
+        "UPDATE webhooks.deliveries SET created_at = now() - interval '31 days'"
+        " WHERE id = ANY(%s::uuid[])",
+        (deliveries,),
+    )
+    sql(
+        url,
+        "UPDATE webhooks.attempts SET created_at = now() - interval '31 days'"
+        " WHERE delivery_id = ANY(%s::uuid[])",
+        (deliveries,),
+    )
+    sql(
+        url,
+        "UPDATE webhooks.processed_events SET processed_at = now() - interval '31 days'"
+        " WHERE event_id = ANY(%s::uuid[])",
+        (events,),
+    )
+    sql(
+        url,
+        "UPDATE ideas.processed_events SET processed_at = now() - interval '31 days'"
+        " WHERE event_id = ANY(%s::uuid[])",
+        (ideas_events,),
+    )
 
 
 async def until(cond: Any, timeout: float = 10.0) -> None:
@@ -45,20 +61,30 @@ async def until(cond: Any, timeout: float = 10.0) -> None:
         await asyncio.sleep(0.2)
 
 
-async def test_old_rows_are_swept_and_the_rest_kept(system: System, ws: Workspace,
-                                                     receiver: Receiver) -> None:
+async def test_old_rows_are_swept_and_the_rest_kept(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """A 31-day-old delivered delivery, its attempts and the event ids go; a 31-day-old
     pending delivery and today's rows stay."""
     url = system.database_url
     path = receiver.new_path()
     sub = await subscribe(ws.api, receiver.url(path))
     events = [publish(url, "idea.created", ws.id, event_data("idea.created")) for _ in range(3)]
-    detail = await deliveries_when(ws.api, sub["id"], lambda d: len(d["recentDeliveries"]) == 3
-                                   and all(x["status"] == "delivered"
-                                           for x in d["recentDeliveries"]))
+    detail = await deliveries_when(
+        ws.api,
+        sub["id"],
+        lambda d: (
+            len(d["recentDeliveries"]) == 3
+            and all(x["status"] == "delivered" for x in d["recentDeliveries"])
+        ),
+    )
     old, pending, fresh = sorted(detail["recentDeliveries"], key=lambda d: d["eventId"])
-    sql(url, "UPDATE webhooks.deliveries SET status = 'pending',"
-             " next_attempt_at = now() + interval '1 day' WHERE id = %s", (pending["id"],))
+    sql(
+        url,
+        "UPDATE webhooks.deliveries SET status = 'pending',"
+        " next_attempt_at = now() + interval '1 day' WHERE id = %s",
+        (pending["id"],),
+    )
     handled = "SELECT event_id::text FROM ideas.processed_events"
     before = {r[0] for r in sql(url, handled)}
     customer = (await ws.api.post("/api/v1/customers", json={"name": "Retained"})).data
@@ -75,15 +101,42 @@ async def test_old_rows_are_swept_and_the_rest_kept(system: System, ws: Workspac
 
     await until(swept)
     assert not sql(url, "SELECT 1 FROM webhooks.attempts WHERE delivery_id = %s", (old["id"],))
-    await until(lambda: not sql(url, "SELECT 1 FROM webhooks.processed_events"
-                                     " WHERE event_id = %s", (old["eventId"],)))
-    await until(lambda: not sql(url, "SELECT 1 FROM ideas.processed_events"
-                                     " WHERE event_id = ANY(%s::uuid[])", (ideas_events,)))
-    left = {r[0] for r in sql(url, "SELECT id::text FROM webhooks.deliveries"
-                                   " WHERE subscription_id = %s", (sub["id"],))}
+    await until(
+        lambda: (
+            not sql(
+                url,
+                "SELECT 1 FROM webhooks.processed_events WHERE event_id = %s",
+                (old["eventId"],),
+            )
+        )
+    )
+    await until(
+        lambda: (
+            not sql(
+                url,
+                "SELECT 1 FROM ideas.processed_events WHERE event_id = ANY(%s::uuid[])",
+                (ideas_events,),
+            )
+        )
+    )
+    left = {
+        r[0]
+        for r in sql(
+            url, "SELECT id::text FROM webhooks.deliveries WHERE subscription_id = %s", (sub["id"],)
+        )
+    }
     assert left == {pending["id"], fresh["id"]}
-    assert sql(url, "SELECT count(*) FROM webhooks.attempts WHERE delivery_id = %s",
-               (fresh["id"],)) == [(1,)]
-    assert len(sql(url, "SELECT 1 FROM webhooks.processed_events WHERE event_id = ANY(%s::uuid[])",
-                   ([e for e in events if e != old["eventId"]],))) == 2
+    assert sql(
+        url, "SELECT count(*) FROM webhooks.attempts WHERE delivery_id = %s", (fresh["id"],)
+    ) == [(1,)]
+    assert (
+        len(
+            sql(
+                url,
+                "SELECT 1 FROM webhooks.processed_events WHERE event_id = ANY(%s::uuid[])",
+                ([e for e in events if e != old["eventId"]],),
+            )
+        )
+        == 2
+    )
     assert customer["name"] == "Retained"

@@ -38,8 +38,9 @@ def test_retry_after_wins_only_when_later_and_is_bounded() -> None:
     assert retry_delay(1.0, 10 * RETRY_AFTER_CAP_S) == RETRY_AFTER_CAP_S
 
 
-async def test_non_ascii_retry_after_is_ignored_not_fatal(system: System, ws: Workspace,
-                                                          receiver: Receiver) -> None:
+async def test_non_ascii_retry_after_is_ignored_not_fatal(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """`Retry-After: ²` (a digit to str.isdigit, not to RFC 9110) is no delay: the attempt is
     recorded and retried on schedule, never left to be claimed again without end."""
     path = receiver.new_path()
@@ -49,13 +50,17 @@ async def test_non_ascii_retry_after_is_ignored_not_fatal(system: System, ws: Wo
     first, second = await receiver.wait(path, 2, timeout=6)
     assert first.headers["X-Service-Delivery"] == second.headers["X-Service-Delivery"]
     assert 0.9 <= second.at - first.at < 3.0
-    detail = await deliveries_when(ws.api, sub["id"], lambda d: d["recentDeliveries"]
-                                   and d["recentDeliveries"][0]["status"] == "delivered")
+    detail = await deliveries_when(
+        ws.api,
+        sub["id"],
+        lambda d: d["recentDeliveries"] and d["recentDeliveries"][0]["status"] == "delivered",
+    )
     assert detail["recentDeliveries"][0]["attemptCount"] == 2
 
 
-async def test_receiver_retry_after_delays_the_next_attempt(system: System, ws: Workspace,
-                                                            receiver: Receiver) -> None:
+async def test_receiver_retry_after_delays_the_next_attempt(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """Schedule 0,1,1: a 503 asking for 3 s gets its retry after 3 s, not after 1 s; a 429
     asking for less than the schedule gets the schedule's (jittered) 1 s."""
     path = receiver.new_path()

@@ -12,8 +12,14 @@ from typing import Any
 
 from tests.support.api import Api, Workspace
 from tests.support.processes import System
-from tests.webhooks.support import (Receiver, hex_signatures, publish, verify, verify_hex,
-                                    verify_standard)
+from tests.webhooks.support import (
+    Receiver,
+    hex_signatures,
+    publish,
+    verify,
+    verify_hex,
+    verify_standard,
+)
 from tests.webhooks.test_delivery import deliveries_when, event_data, subscribe
 
 W = "/api/v1/webhooks"
@@ -31,15 +37,18 @@ async def delivery(api: Api, sub_id: str, delivery_id: str) -> dict[str, Any]:
 
 async def settled(api: Api, sub_id: str, status: str, n: int = 1) -> list[dict[str, Any]]:
     """Poll until `n` deliveries of the subscription have `status`."""
-    d = await deliveries_when(api, sub_id, lambda d: sum(
-        x["status"] == status for x in d["recentDeliveries"]) >= n)
+    d = await deliveries_when(
+        api, sub_id, lambda d: sum(x["status"] == status for x in d["recentDeliveries"]) >= n
+    )
     return [x for x in d["recentDeliveries"] if x["status"] == status]
 
 
 # ---- PATCH --------------------------------------------------------------------------------
 
-async def test_patch_updates_and_keeps_the_history(system: System, ws: Workspace,
-                                                   receiver: Receiver) -> None:
+
+async def test_patch_updates_and_keeps_the_history(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """name, targetUrl and events change in place: the same id, its deliveries kept, the
     secret masked, updatedAt moved; the next event goes to the new URL."""
     old, new = receiver.new_path(), receiver.new_path()
@@ -47,8 +56,10 @@ async def test_patch_updates_and_keeps_the_history(system: System, ws: Workspace
     publish(system.database_url, "idea.created", ws.id, event_data("idea.created"))
     await receiver.wait(old, 1)
     await settled(ws.api, sub["id"], "delivered")
-    r = await ws.api.patch(f"{W}/{sub['id']}", json={
-        "name": "Renamed", "targetUrl": receiver.url(new), "events": ["idea.updated"]})
+    r = await ws.api.patch(
+        f"{W}/{sub['id']}",
+        json={"name": "Renamed", "targetUrl": receiver.url(new), "events": ["idea.updated"]},
+    )
     assert r.status == 200, r.body
     got = r.data
     assert got["id"] == sub["id"] and got["name"] == "Renamed"
@@ -67,16 +78,25 @@ async def test_patch_updates_and_keeps_the_history(system: System, ws: Workspace
     assert r.status == 200 and r.data["name"] is None
 
 
-async def test_patch_refusals_name_the_field(ws: Workspace, receiver: Receiver,
-                                             new_workspace: Any) -> None:
+async def test_patch_refusals_name_the_field(
+    ws: Workspace, receiver: Receiver, new_workspace: Any
+) -> None:
     """At least one property, the create body's rules, no nulls but `name`; unknown ids 404."""
     sub = await subscribe(ws.api, receiver.url())
-    cases = [({}, "body"), ({"targetUrl": None}, "targetUrl"), ({"events": None}, "events"),
-             ({"isActive": None}, "isActive"), ({"isActive": "yes"}, "isActive"),
-             ({"events": []}, "events"), ({"events": ["idea.created"] * 2}, "events"),
-             ({"events": ["nope"]}, "events[0]"), ({"targetUrl": "ftp://x.example/"}, "targetUrl"),
-             ({"targetUrl": "https://１２７.０.０.１/"}, "targetUrl"),
-             ({"name": "n" * 256}, "name"), ({"secret": "whsec_x"}, "secret")]
+    cases = [
+        ({}, "body"),
+        ({"targetUrl": None}, "targetUrl"),
+        ({"events": None}, "events"),
+        ({"isActive": None}, "isActive"),
+        ({"isActive": "yes"}, "isActive"),
+        ({"events": []}, "events"),
+        ({"events": ["idea.created"] * 2}, "events"),
+        ({"events": ["nope"]}, "events[0]"),
+        ({"targetUrl": "ftp://x.example/"}, "targetUrl"),
+        ({"targetUrl": "https://１２７.０.０.１/"}, "targetUrl"),
+        ({"name": "n" * 256}, "name"),
+        ({"secret": "whsec_x"}, "secret"),
+    ]
     for body, field in cases:
         r = await ws.api.patch(f"{W}/{sub['id']}", json=body)
         assert r.status == 400, (body, r.body)
@@ -91,7 +111,8 @@ async def test_patch_refusals_name_the_field(ws: Workspace, receiver: Receiver,
 
 
 async def test_paused_subscription_never_gets_the_events_of_its_pause(
-        system: System, ws: Workspace, receiver: Receiver) -> None:
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """isActive false: nothing is delivered, not even after isActive true; later events are."""
     path = receiver.new_path()
     sub = await subscribe(ws.api, receiver.url(path))
@@ -107,8 +128,9 @@ async def test_paused_subscription_never_gets_the_events_of_its_pause(
     assert [x.json["id"] for x in receiver.at(path)] == [later] != [paused]
 
 
-async def test_resuming_resets_the_failure_count(system: System, ws: Workspace,
-                                                 receiver: Receiver) -> None:
+async def test_resuming_resets_the_failure_count(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """isActive true reactivates and sets failureCount back to 0."""
     path = receiver.new_path()
     receiver.answer(path, 500)
@@ -123,8 +145,10 @@ async def test_resuming_resets_the_failure_count(system: System, ws: Workspace,
 
 # ---- test ping ----------------------------------------------------------------------------
 
-async def test_ping_is_signed_like_a_delivery_and_changes_nothing(ws: Workspace,
-                                                                  receiver: Receiver) -> None:
+
+async def test_ping_is_signed_like_a_delivery_and_changes_nothing(
+    ws: Workspace, receiver: Receiver
+) -> None:
     """A webhook.test POST with every header; both signature schemes verify; the
     subscription is the same afterwards."""
     path = receiver.new_path()
@@ -148,8 +172,9 @@ async def test_ping_is_signed_like_a_delivery_and_changes_nothing(ws: Workspace,
     assert (await ws.api.get(f"{W}/{sub['id']}")).data == before
 
 
-async def test_ping_works_paused_and_a_410_deactivates_nothing(ws: Workspace,
-                                                               receiver: Receiver) -> None:
+async def test_ping_works_paused_and_a_410_deactivates_nothing(
+    ws: Workspace, receiver: Receiver
+) -> None:
     """A failed ping (410) reports it and leaves the counters, errors and state alone."""
     path = receiver.new_path()
     receiver.answer(path, 410)
@@ -166,7 +191,8 @@ async def test_ping_works_paused_and_a_410_deactivates_nothing(ws: Workspace,
 
 
 async def test_ping_answers_within_the_timeout_against_a_hanging_receiver(
-        ws: Workspace, receiver: Receiver) -> None:
+    ws: Workspace, receiver: Receiver
+) -> None:
     """WEBHOOK_TIMEOUT_S is 2 here: the answer comes within 4 s, with no status code and the
     time waited."""
     path = receiver.new_path()
@@ -181,6 +207,7 @@ async def test_ping_answers_within_the_timeout_against_a_hanging_receiver(
 
 # ---- rotation -----------------------------------------------------------------------------
 
+
 async def rotate(api: Api, sub_id: str, body: Any = None) -> dict[str, Any]:
     r = await api.post(f"{W}/{sub_id}/rotate-secret", json=body)
     assert r.status == 200, r.body
@@ -193,8 +220,9 @@ async def next_delivery(system: System, ws: Workspace, receiver: Receiver, path:
     return (await receiver.wait(path, n + 1))[-1]
 
 
-async def test_rotation_signs_with_both_secrets_new_first(system: System, ws: Workspace,
-                                                          receiver: Receiver) -> None:
+async def test_rotation_signs_with_both_secrets_new_first(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """The full new secret is shown once; deliveries then carry two hex digests and two
     `v1,` entries, the new secret's first; each secret verifies on its own."""
     path = receiver.new_path()
@@ -216,8 +244,9 @@ async def test_rotation_signs_with_both_secrets_new_first(system: System, ws: Wo
     assert len(hex_signatures(receiver.at(path)[-1])) == 2
 
 
-async def test_short_expiry_two_signatures_then_one(system: System, ws: Workspace,
-                                                    receiver: Receiver) -> None:
+async def test_short_expiry_two_signatures_then_one(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """expiresInSeconds 2: two signatures at once, one after the previous secret expired;
     a retry signed after the expiry carries only the new one."""
     path = receiver.new_path()
@@ -235,8 +264,9 @@ async def test_short_expiry_two_signatures_then_one(system: System, ws: Workspac
     assert len(hex_signatures(at_once)) == 1 and verify(zero, at_once)
 
 
-async def test_second_rotation_during_the_overlap_keeps_two(system: System, ws: Workspace,
-                                                            receiver: Receiver) -> None:
+async def test_second_rotation_during_the_overlap_keeps_two(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """A rotation during the overlap drops the oldest secret: never three signatures."""
     path = receiver.new_path()
     sub = await subscribe(ws.api, receiver.url(path))
@@ -253,11 +283,13 @@ async def test_second_rotation_during_the_overlap_keeps_two(system: System, ws: 
 async def test_rotation_refusals(ws: Workspace, receiver: Receiver, new_workspace: Any) -> None:
     """expiresInSeconds is an integer from 0 to 604800; no body means a day; 404 elsewhere."""
     sub = await subscribe(ws.api, receiver.url())
-    for body, field in (({"expiresInSeconds": -1}, "expiresInSeconds"),
-                        ({"expiresInSeconds": 604801}, "expiresInSeconds"),
-                        ({"expiresInSeconds": "60"}, "expiresInSeconds"),
-                        ({"expiresInSeconds": 1.5}, "expiresInSeconds"),
-                        ({"expiresIn": 5}, "expiresIn")):
+    for body, field in (
+        ({"expiresInSeconds": -1}, "expiresInSeconds"),
+        ({"expiresInSeconds": 604801}, "expiresInSeconds"),
+        ({"expiresInSeconds": "60"}, "expiresInSeconds"),
+        ({"expiresInSeconds": 1.5}, "expiresInSeconds"),
+        ({"expiresIn": 5}, "expiresIn"),
+    ):
         r = await ws.api.post(f"{W}/{sub['id']}/rotate-secret", json=body)
         assert r.status == 400 and r.error["field"] == field, (body, r.body)
     r = await ws.api.request("POST", f"{W}/{sub['id']}/rotate-secret", body=b"")
@@ -268,8 +300,10 @@ async def test_rotation_refusals(ws: Workspace, receiver: Receiver, new_workspac
 
 # ---- delivery log -------------------------------------------------------------------------
 
-async def test_delivery_log_pages_newest_first_with_filters(system: System, ws: Workspace,
-                                                            receiver: Receiver) -> None:
+
+async def test_delivery_log_pages_newest_first_with_filters(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """Keyset pages without skips or repeats; status and event_type filter; bad values 400."""
     path = receiver.new_path()
     receiver.answer(path, 500)
@@ -300,22 +334,28 @@ async def test_delivery_log_pages_newest_first_with_filters(system: System, ws: 
     assert len((await ws.api.get(url, params={"status": "delivered"})).data) == 4
     updated = (await ws.api.get(url, params={"event_type": "idea.updated"})).data
     assert len(updated) == 2 and {d["eventType"] for d in updated} == {"idea.updated"}
-    both = (await ws.api.get(url, params={"event_type": "idea.created",
-                                          "status": "delivered"})).data
+    both = (
+        await ws.api.get(url, params={"event_type": "idea.created", "status": "delivered"})
+    ).data
     assert len(both) == 2
     assert (await ws.api.get(url, params={"cursor": ""})).data == everything["data"][:25]
     first = (await ws.api.get(url, params={"limit": 1, "status": "delivered"})).json
-    for params, field in (({"status": "done"}, "status"), ({"event_type": "idea"}, "event_type"),
-                          ({"limit": 0}, "limit"), ({"limit": 101}, "limit"),
-                          ({"cursor": "forged"}, "cursor"),
-                          ({"cursor": first["pagination"]["nextCursor"]}, "cursor"),
-                          ({"sort": "createdAt"}, "sort")):
+    for params, field in (
+        ({"status": "done"}, "status"),
+        ({"event_type": "idea"}, "event_type"),
+        ({"limit": 0}, "limit"),
+        ({"limit": 101}, "limit"),
+        ({"cursor": "forged"}, "cursor"),
+        ({"cursor": first["pagination"]["nextCursor"]}, "cursor"),
+        ({"sort": "createdAt"}, "sort"),
+    ):
         r = await ws.api.get(url, params=params)
         assert r.status == 400 and r.error["field"] == field, (params, r.body)
 
 
-async def test_delivery_detail_has_payload_and_every_attempt(system: System, ws: Workspace,
-                                                             receiver: Receiver) -> None:
+async def test_delivery_detail_has_payload_and_every_attempt(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """The payload is the body sent; each attempt has its number, status, error, duration and
     time; nextAttemptAt shows the next attempt while pending and is null after."""
     path = receiver.new_path()
@@ -335,8 +375,18 @@ async def test_delivery_detail_has_payload_and_every_attempt(system: System, ws:
     assert ts(d["nextAttemptAt"]) - ts(d["attempts"][0]["attemptedAt"]) >= 2.5
     await settled(ws.api, sub["id"], "failed")
     d = await delivery(ws.api, sub["id"], d_id)
-    assert list(d)[:10] == ["id", "eventId", "eventType", "status", "statusCode",
-                            "attemptCount", "error", "durationMs", "deliveredAt", "createdAt"]
+    assert list(d)[:10] == [
+        "id",
+        "eventId",
+        "eventType",
+        "status",
+        "statusCode",
+        "attemptCount",
+        "error",
+        "durationMs",
+        "deliveredAt",
+        "createdAt",
+    ]
     assert d["nextAttemptAt"] is None and d["status"] == "failed"
     assert d["payload"] == first.json
     assert [a["attempt"] for a in d["attempts"]] == [1, 2, 3]
@@ -353,8 +403,10 @@ async def test_delivery_detail_has_payload_and_every_attempt(system: System, ws:
 
 # ---- redelivery ---------------------------------------------------------------------------
 
-async def test_redelivering_a_failed_delivery(system: System, ws: Workspace,
-                                              receiver: Receiver) -> None:
+
+async def test_redelivering_a_failed_delivery(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """A failed delivery goes out again now, same delivery id, attemptCount going on."""
     path = receiver.new_path()
     receiver.answer(path, 500)
@@ -374,8 +426,9 @@ async def test_redelivering_a_failed_delivery(system: System, ws: Workspace,
     assert d["deliveredAt"] is not None and d["nextAttemptAt"] is None
 
 
-async def test_redelivery_gets_the_whole_schedule_again(system: System, ws: Workspace,
-                                                        receiver: Receiver) -> None:
+async def test_redelivery_gets_the_whole_schedule_again(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """Still failing after a redelivery: three more attempts (the schedule), then failed."""
     path = receiver.new_path()
     receiver.answer(path, 500)
@@ -391,8 +444,9 @@ async def test_redelivery_gets_the_whole_schedule_again(system: System, ws: Work
     assert len(receiver.at(path)) == 6
 
 
-async def test_redelivering_a_delivered_delivery(system: System, ws: Workspace,
-                                                 receiver: Receiver) -> None:
+async def test_redelivering_a_delivered_delivery(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """A delivered delivery can be sent again: it arrives a second time, same id."""
     path = receiver.new_path()
     sub = await subscribe(ws.api, receiver.url(path))
@@ -406,8 +460,9 @@ async def test_redelivering_a_delivered_delivery(system: System, ws: Workspace,
     assert int(second.headers["X-Service-Timestamp"]) >= int(first.headers["X-Service-Timestamp"])
 
 
-async def test_redelivery_conflicts_and_not_found(system: System, ws: Workspace,
-                                                  receiver: Receiver) -> None:
+async def test_redelivery_conflicts_and_not_found(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
     """409 for a pending delivery and for a paused subscription; 404 for an unknown one."""
     path = receiver.new_path()
     receiver.answer(path, (503, {"Retry-After": "60"}))
@@ -437,15 +492,19 @@ async def test_redelivery_conflicts_and_not_found(system: System, ws: Workspace,
 
 
 async def test_new_routes_need_the_scope_and_stay_in_the_workspace(
-        ws: Workspace, receiver: Receiver, new_workspace: Any) -> None:
+    ws: Workspace, receiver: Receiver, new_workspace: Any
+) -> None:
     """Without webhooks:manage: 403; another workspace's subscription: 404 everywhere."""
     sub = await subscribe(ws.api, receiver.url())
     d = str(uuid.uuid4())
-    calls = [("PATCH", f"{W}/{sub['id']}", {"name": "x"}), ("POST", f"{W}/{sub['id']}/test", None),
-             ("POST", f"{W}/{sub['id']}/rotate-secret", None),
-             ("GET", f"{W}/{sub['id']}/deliveries", None),
-             ("GET", f"{W}/{sub['id']}/deliveries/{d}", None),
-             ("POST", f"{W}/{sub['id']}/deliveries/{d}/redeliver", None)]
+    calls = [
+        ("PATCH", f"{W}/{sub['id']}", {"name": "x"}),
+        ("POST", f"{W}/{sub['id']}/test", None),
+        ("POST", f"{W}/{sub['id']}/rotate-secret", None),
+        ("GET", f"{W}/{sub['id']}/deliveries", None),
+        ("GET", f"{W}/{sub['id']}/deliveries/{d}", None),
+        ("POST", f"{W}/{sub['id']}/deliveries/{d}/redeliver", None),
+    ]
     scoped = (await new_workspace(scopes="ideas:read,ideas:write")).api
     stranger = (await new_workspace()).api
     for method, path, body in calls:

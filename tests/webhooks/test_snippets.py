@@ -33,27 +33,39 @@ def snippet(language: str) -> str:
 
 
 def command(language: str, path: Path) -> list[str]:
-    tool = {"python": sys.executable, "javascript": shutil.which("node"),
-            "go": shutil.which("go")}[language]
+    tool = {"python": sys.executable, "javascript": shutil.which("node"), "go": shutil.which("go")}[
+        language
+    ]
     assert tool, f"{language}: its runtime is not installed (make test installs it)"
     return [tool, "run", str(path)] if language == "go" else [tool, str(path)]
 
 
-def run(cmd: list[str], secret: str, r: Received, body: bytes | None = None,
-        timestamp: str | None = None) -> str:
-    env = dict(os.environ, WEBHOOK_SECRET=secret, WEBHOOK_ID=r.headers["webhook-id"],
-               WEBHOOK_TIMESTAMP=timestamp or r.headers["webhook-timestamp"],
-               WEBHOOK_SIGNATURE=r.headers["webhook-signature"],
-               GOCACHE=str(ROOT / ".run" / "go-cache"), GO111MODULE="off")
-    out = subprocess.run(cmd, input=r.body if body is None else body, env=env,
-                         capture_output=True, timeout=180)
+def run(
+    cmd: list[str],
+    secret: str,
+    r: Received,
+    body: bytes | None = None,
+    timestamp: str | None = None,
+) -> str:
+    env = dict(
+        os.environ,
+        WEBHOOK_SECRET=secret,
+        WEBHOOK_ID=r.headers["webhook-id"],
+        WEBHOOK_TIMESTAMP=timestamp or r.headers["webhook-timestamp"],
+        WEBHOOK_SIGNATURE=r.headers["webhook-signature"],
+        GOCACHE=str(ROOT / ".run" / "go-cache"),
+        GO111MODULE="off",
+    )
+    out = subprocess.run(
+        cmd, input=r.body if body is None else body, env=env, capture_output=True, timeout=180
+    )
     return out.stdout.decode().strip() or out.stderr.decode()
 
 
 @pytest.mark.parametrize("language", list(FILES))
 async def test_documented_snippet_verifies_real_deliveries(
-        language: str, system: System, ws: Workspace, receiver: Receiver,
-        tmp_path: Path) -> None:
+    language: str, system: System, ws: Workspace, receiver: Receiver, tmp_path: Path
+) -> None:
     """valid with the new and the previous secret during a rotation; invalid otherwise."""
     path = receiver.new_path()
     sub = await subscribe(ws.api, receiver.url(path))
@@ -66,13 +78,18 @@ async def test_documented_snippet_verifies_real_deliveries(
 
     def check() -> dict[str, Any]:
         return {
-            "new": run(cmd, new, got), "old": run(cmd, sub["secret"], got),
+            "new": run(cmd, new, got),
+            "old": run(cmd, sub["secret"], got),
             "body": run(cmd, new, got, body=got.body.replace(b"}", b" }", 1)),
             "secret": run(cmd, "whsec_" + "A" * 40, got),
-            "stale": run(cmd, new, got, timestamp=str(int(got.headers["webhook-timestamp"])
-                                                      - 600)),
+            "stale": run(cmd, new, got, timestamp=str(int(got.headers["webhook-timestamp"]) - 600)),
         }
 
     results = await asyncio.to_thread(check)
-    assert results == {"new": "valid", "old": "valid", "body": "invalid",
-                       "secret": "invalid", "stale": "invalid"}, results
+    assert results == {
+        "new": "valid",
+        "old": "valid",
+        "body": "invalid",
+        "secret": "invalid",
+        "stale": "invalid",
+    }, results

@@ -35,15 +35,22 @@ async def test_create_shows_the_secret_once(api: Api, receiver: Receiver) -> Non
 
 async def test_name_is_optional(api: Api, receiver: Receiver) -> None:
     """Without a name the subscription's name is null."""
-    r = await api.post("/api/v1/webhooks", json={"targetUrl": receiver.url(),
-                                                 "events": ["idea.voted"]})
+    r = await api.post(
+        "/api/v1/webhooks", json={"targetUrl": receiver.url(), "events": ["idea.voted"]}
+    )
     assert r.status == 200 and r.data["name"] is None
 
 
 async def test_eleventh_subscription_is_refused(api: Api, receiver: Receiver) -> None:
     """A workspace holds 10 subscriptions, even when created concurrently; the 11th is 422."""
-    results = await asyncio.gather(*(api.post("/api/v1/webhooks", json={
-        "targetUrl": receiver.url(), "events": ["idea.created"]}) for _ in range(12)))
+    results = await asyncio.gather(
+        *(
+            api.post(
+                "/api/v1/webhooks", json={"targetUrl": receiver.url(), "events": ["idea.created"]}
+            )
+            for _ in range(12)
+        )
+    )
     statuses = sorted(r.status for r in results)
     assert statuses == [200] * 10 + [422] * 2
     refused = next(r for r in results if r.status == 422)
@@ -100,20 +107,32 @@ async def test_invalid_bodies_name_the_field(api: Api, receiver: Receiver) -> No
 
 
 async def test_hosts_read_otherwise_refused_even_where_private_targets_are_allowed(
-        api: Api, receiver: Receiver) -> None:
+    api: Api, receiver: Receiver
+) -> None:
     """This system allows private targets, yet a host in compatibility characters or an
     invalid DNS/IDNA name is a validation_error on targetUrl / hookUrl (docs/api.md)."""
-    for host in ("１２７.０.０.１", "127。0。0。1", "ｌｏｃａｌｈｏｓｔ", "a..b.example.com",
-                 "a" * 64 + ".example.com", "xn--zz.example", "ex_ample.com", "127.1"):
-        r = await api.post("/api/v1/webhooks", json={"targetUrl": f"http://{host}/x",
-                                                     "events": EVENTS})
+    for host in (
+        "１２７.０.０.１",
+        "127。0。0。1",
+        "ｌｏｃａｌｈｏｓｔ",
+        "a..b.example.com",
+        "a" * 64 + ".example.com",
+        "xn--zz.example",
+        "ex_ample.com",
+        "127.1",
+    ):
+        r = await api.post(
+            "/api/v1/webhooks", json={"targetUrl": f"http://{host}/x", "events": EVENTS}
+        )
         assert r.status == 400, (host, r.body)
         assert r.error["code"] == "validation_error" and r.error["field"] == "targetUrl"
-        r = await api.post("/api/v1/automation/webhooks/subscribe",
-                           json={"hookUrl": f"https://{host}/x"})
+        r = await api.post(
+            "/api/v1/automation/webhooks/subscribe", json={"hookUrl": f"https://{host}/x"}
+        )
         assert r.status == 400 and r.error["field"] == "hookUrl", (host, r.body)
-    r = await api.post("/api/v1/webhooks", json={"targetUrl": "http://bücher.example/x",
-                                                 "events": EVENTS})
+    r = await api.post(
+        "/api/v1/webhooks", json={"targetUrl": "http://bücher.example/x", "events": EVENTS}
+    )
     assert r.status == 200 and r.data["targetUrl"] == "http://bücher.example/x"
 
 
@@ -126,8 +145,10 @@ async def test_scope_is_required(new_workspace, receiver: Receiver) -> None:
 
 async def test_automation_subscribe_and_unsubscribe(api: Api) -> None:
     """A hook answers 201 {id, hookUrl, event}, is not listed, and unsubscribes once."""
-    r = await api.post("/api/v1/automation/webhooks/subscribe",
-                       json={"hookUrl": "https://hooks.example.com/catch/1"})
+    r = await api.post(
+        "/api/v1/automation/webhooks/subscribe",
+        json={"hookUrl": "https://hooks.example.com/catch/1"},
+    )
     assert r.status == 201, r.body
     assert r.json["hookUrl"] == "https://hooks.example.com/catch/1"
     assert r.json["event"] == "new_idea"
@@ -141,10 +162,11 @@ async def test_automation_subscribe_and_unsubscribe(api: Api) -> None:
 
 async def test_automation_subscribe_refusals(api: Api) -> None:
     """Hooks must be https and for new_idea: otherwise 400."""
-    for body, field in (({"hookUrl": "http://hooks.example.com/x"}, "hookUrl"),
-                        ({"hookUrl": "https://hooks.example.com/x", "event": "idea.created"},
-                         "event"),
-                        ({}, "hookUrl")):
+    for body, field in (
+        ({"hookUrl": "http://hooks.example.com/x"}, "hookUrl"),
+        ({"hookUrl": "https://hooks.example.com/x", "event": "idea.created"}, "event"),
+        ({}, "hookUrl"),
+    ):
         r = await api.post("/api/v1/automation/webhooks/subscribe", json=body)
         assert r.status == 400 and r.error["field"] == field, (body, r.body)
 
@@ -152,9 +174,12 @@ async def test_automation_subscribe_refusals(api: Api) -> None:
 async def test_fifty_first_hook_is_forbidden(api: Api) -> None:
     """A workspace holds 50 automation hooks; the 51st answers 403."""
     for i in range(50):
-        r = await api.post("/api/v1/automation/webhooks/subscribe",
-                           json={"hookUrl": f"https://hooks.example.com/{i}"})
+        r = await api.post(
+            "/api/v1/automation/webhooks/subscribe",
+            json={"hookUrl": f"https://hooks.example.com/{i}"},
+        )
         assert r.status == 201
-    r = await api.post("/api/v1/automation/webhooks/subscribe",
-                       json={"hookUrl": "https://hooks.example.com/51"})
+    r = await api.post(
+        "/api/v1/automation/webhooks/subscribe", json={"hookUrl": "https://hooks.example.com/51"}
+    )
     assert r.status == 403

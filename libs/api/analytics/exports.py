@@ -19,8 +19,13 @@ class IdeaExportRecord(Idea):
 
     model_config = example({**ideas_ex.IDEA, "tags": ["ui"], "customerCount": 2})
 
-    tags: list[str] = Field(None, description="Tag names; only with include_tags (CSV: joined by ;)")  # type: ignore[arg-type]
-    customerCount: int = Field(None, description="Linked customers; only with include_customer_count")  # type: ignore[assignment]
+    tags: list[str] = Field(
+        None,  # type: ignore[arg-type]
+        description="Tag names; only with include_tags (CSV: joined by ;)",
+    )
+    customerCount: int = Field(
+        None, description="Linked customers; only with include_customer_count"
+    )  # type: ignore[assignment]
 
 
 class CustomerExportRecord(CustomerFull):
@@ -30,12 +35,18 @@ class CustomerExportRecord(CustomerFull):
 class DecisionExportRecord(Out):
     """A decided idea with its decision context; `id` is the idea's id."""
 
-    model_config = example({
-        "id": ideas_ex.IDEA_ID, "ideaServiceId": "IDEA-42",
-        "title": "Dark mode for the dashboard", "status": "shipped",
-        "decidedAt": "2025-03-10T08:00:00.000000Z", "closureCategory": "shipped",
-        "decisionReason": "Top request from enterprise customers",
-        "decisionOwnerName": "Dana Lee"})
+    model_config = example(
+        {
+            "id": ideas_ex.IDEA_ID,
+            "ideaServiceId": "IDEA-42",
+            "title": "Dark mode for the dashboard",
+            "status": "shipped",
+            "decidedAt": "2025-03-10T08:00:00.000000Z",
+            "closureCategory": "shipped",
+            "decisionReason": "Top request from enterprise customers",
+            "decisionOwnerName": "Dana Lee",
+        }
+    )
 
     id: uuid.UUID
     """The idea's id"""
@@ -58,9 +69,14 @@ class DecisionExportRecord(Out):
 class SignalExportRecord(Signal):
     """A Signal with the context of its idea."""
 
-    model_config = example({**ideas_ex.SIGNAL, "ideaId": ideas_ex.IDEA_ID,
-                            "ideaServiceId": "IDEA-42",
-                            "ideaTitle": "Dark mode for the dashboard"})
+    model_config = example(
+        {
+            **ideas_ex.SIGNAL,
+            "ideaId": ideas_ex.IDEA_ID,
+            "ideaServiceId": "IDEA-42",
+            "ideaTitle": "Dark mode for the dashboard",
+        }
+    )
 
     ideaId: uuid.UUID
     """The idea the signal is about"""

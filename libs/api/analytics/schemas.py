@@ -23,15 +23,16 @@ MAX_EXPORT = 10_000
 
 # ---- queries -----------------------------------------------------------------------------
 
+
 class NoQuery(Query):
     """Reports over all time take no parameter."""
 
 
 class RangeQuery(Query):
-    start: UtcDateTime | None = Field(None, description="Start of the range (RFC 3339); "
-                                                        "default: 90 days before `end`")
-    end: UtcDateTime | None = Field(None, description="End of the range (RFC 3339); "
-                                                      "default: now")
+    start: UtcDateTime | None = Field(
+        None, description="Start of the range (RFC 3339); default: 90 days before `end`"
+    )
+    end: UtcDateTime | None = Field(None, description="End of the range (RFC 3339); default: now")
 
 
 class IdeasOverTimeQuery(RangeQuery):
@@ -147,15 +148,24 @@ class SummaryRevenue(_Out):
 class AnalyticsSummary(_Out):
     """Counts and totals over all time."""
 
-    model_config = example({
-        "ideas": {"total": 1234, "active": 1011, "thisMonth": 87},
-        "byStatus": {"new": 400, "planned": 211, "shipped": 180},
-        "bySource": {"slack": 500, "api": 300, "zendesk": 200},
-        "categories": [{"category": "feature", "count": 700}],
-        "rice": {"averageReach": 420.5, "averageImpact": 1.8, "averageConfidence": 0.7,
-                 "averageEffort": 3.2, "averageScore": 165.4, "scoredCount": 312},
-        "customers": {"total": 150, "linked": 96},
-        "revenue": {"totalARR": 4200000, "totalMRR": 350000, "linkedARR": 3100000}})
+    model_config = example(
+        {
+            "ideas": {"total": 1234, "active": 1011, "thisMonth": 87},
+            "byStatus": {"new": 400, "planned": 211, "shipped": 180},
+            "bySource": {"slack": 500, "api": 300, "zendesk": 200},
+            "categories": [{"category": "feature", "count": 700}],
+            "rice": {
+                "averageReach": 420.5,
+                "averageImpact": 1.8,
+                "averageConfidence": 0.7,
+                "averageEffort": 3.2,
+                "averageScore": 165.4,
+                "scoredCount": 312,
+            },
+            "customers": {"total": 150, "linked": 96},
+            "revenue": {"totalARR": 4200000, "totalMRR": 350000, "linkedARR": 3100000},
+        }
+    )
 
     ideas: SummaryIdeaCounts
     """Idea counts"""
@@ -185,11 +195,18 @@ class IdeasBucket(_Out):
 class IdeasOverTime(_Out):
     """Ideas created per bucket."""
 
-    model_config = example({
-        "period": "week", "groupBy": "status", "start": "2025-02-24T00:00:00.000000Z",
-        "end": "2025-03-09T23:59:59.999999Z",
-        "buckets": [{"start": "2025-02-24", "count": 5, "breakdown": {"new": 3, "planned": 2}},
-                    {"start": "2025-03-03", "count": 0, "breakdown": {}}]})
+    model_config = example(
+        {
+            "period": "week",
+            "groupBy": "status",
+            "start": "2025-02-24T00:00:00.000000Z",
+            "end": "2025-03-09T23:59:59.999999Z",
+            "buckets": [
+                {"start": "2025-02-24", "count": 5, "breakdown": {"new": 3, "planned": 2}},
+                {"start": "2025-03-03", "count": 0, "breakdown": {}},
+            ],
+        }
+    )
 
     period: Period
     """Bucket size"""
@@ -236,12 +253,25 @@ class CountBucket(_Out):
 class AnalyticsDecisions(_Out):
     """Decisions taken in the range."""
 
-    model_config = example({
-        "summary": {"total": 12, "averageDaysToDecision": 9.5,
-                    "byOutcome": {"shipped": 7, "rejected_scope": 5}},
-        "byOwner": [{"owner": "dana@acme.example", "name": "Dana Lee", "total": 12,
-                     "overdue": 1, "averageDaysToDecision": 9.5}],
-        "overTime": [{"start": "2025-03-01", "count": 12}]})
+    model_config = example(
+        {
+            "summary": {
+                "total": 12,
+                "averageDaysToDecision": 9.5,
+                "byOutcome": {"shipped": 7, "rejected_scope": 5},
+            },
+            "byOwner": [
+                {
+                    "owner": "dana@acme.example",
+                    "name": "Dana Lee",
+                    "total": 12,
+                    "overdue": 1,
+                    "averageDaysToDecision": 9.5,
+                }
+            ],
+            "overTime": [{"start": "2025-03-01", "count": 12}],
+        }
+    )
 
     summary: DecisionSummary
     """Totals"""
@@ -276,11 +306,18 @@ class FunnelDays(_Out):
 class AnalyticsFunnel(_Out):
     """Ideas per status, and the time between stages."""
 
-    model_config = example({
-        "stages": [{"status": "planned", "count": 40, "totalARR": 950000,
-                    "averageRiceScore": 180.2}],
-        "averageDays": {"capturedToDecided": 9.5, "capturedToShipped": 41.0,
-                        "decidedToShipped": 31.5}})
+    model_config = example(
+        {
+            "stages": [
+                {"status": "planned", "count": 40, "totalARR": 950000, "averageRiceScore": 180.2}
+            ],
+            "averageDays": {
+                "capturedToDecided": 9.5,
+                "capturedToShipped": 41.0,
+                "decidedToShipped": 31.5,
+            },
+        }
+    )
 
     stages: list[FunnelStage]
     """One entry per status"""
@@ -316,10 +353,13 @@ class SignalSentiment(_Out):
 class AnalyticsSignals(_Out):
     """Signals detected in the range."""
 
-    model_config = example({
-        "overTime": [{"start": "2025-03-10", "count": 14, "averageSentiment": 0.2}],
-        "byPlatform": [{"platform": "zendesk", "signals": 9, "uniqueIdeas": 6}],
-        "bySentiment": [{"sentiment": "positive", "count": 8}]})
+    model_config = example(
+        {
+            "overTime": [{"start": "2025-03-10", "count": 14, "averageSentiment": 0.2}],
+            "byPlatform": [{"platform": "zendesk", "signals": 9, "uniqueIdeas": 6}],
+            "bySentiment": [{"sentiment": "positive", "count": 8}],
+        }
+    )
 
     overTime: list[SignalBucket]
     """Zero-filled buckets, oldest first"""
@@ -354,11 +394,21 @@ class RoadmapVelocity(_Out):
 class AnalyticsRoadmap(_Out):
     """The roadmap's stages and velocity."""
 
-    model_config = example({
-        "stages": [{"id": "8a6e0f4b-2c1d-4b7a-9e3f-5d2c1b0a9f87", "name": "Now",
-                    "ideaCount": 8, "totalARR": 640000, "averageRiceScore": 210.0}],
-        "velocity": {"shippedLast30Days": 4, "shippedLast90Days": 11},
-        "unstagedCount": 1180})
+    model_config = example(
+        {
+            "stages": [
+                {
+                    "id": "8a6e0f4b-2c1d-4b7a-9e3f-5d2c1b0a9f87",
+                    "name": "Now",
+                    "ideaCount": 8,
+                    "totalARR": 640000,
+                    "averageRiceScore": 210.0,
+                }
+            ],
+            "velocity": {"shippedLast30Days": 4, "shippedLast90Days": 11},
+            "unstagedCount": 1180,
+        }
+    )
 
     stages: list[RoadmapStageStats]
     """Per roadmap stage"""
@@ -395,11 +445,21 @@ class RevenueTopIdea(_Out):
 class AnalyticsRevenueImpact(_Out):
     """Linked revenue per status and the top ideas by it."""
 
-    model_config = example({
-        "byStatus": [{"status": "planned", "ideaCount": 40, "totalARR": 950000}],
-        "topIdeas": [{"id": "3f1c2a9e-8b4d-4e61-9a57-0c2d5e7f8a91", "ideaServiceId": "IDEA-42",
-                      "title": "Dark mode for the dashboard", "status": "planned",
-                      "totalCustomerARR": 120000, "customerCount": 2}]})
+    model_config = example(
+        {
+            "byStatus": [{"status": "planned", "ideaCount": 40, "totalARR": 950000}],
+            "topIdeas": [
+                {
+                    "id": "3f1c2a9e-8b4d-4e61-9a57-0c2d5e7f8a91",
+                    "ideaServiceId": "IDEA-42",
+                    "title": "Dark mode for the dashboard",
+                    "status": "planned",
+                    "totalCustomerARR": 120000,
+                    "customerCount": 2,
+                }
+            ],
+        }
+    )
 
     byStatus: list[RevenueByStatus]
     """Per status"""
@@ -410,10 +470,20 @@ class AnalyticsRevenueImpact(_Out):
 class CategoryStats(_Out):
     """Metrics of one category."""
 
-    model_config = example({
-        "category": "feature", "ideaCount": 700, "voteCount": 5400, "signalCount": 820,
-        "averageRiceScore": 150.3, "totalARR": 2100000, "decidedCount": 210,
-        "shippedCount": 150, "averageDaysToDecision": 12.4, "uniqueSourceCount": 9})
+    model_config = example(
+        {
+            "category": "feature",
+            "ideaCount": 700,
+            "voteCount": 5400,
+            "signalCount": 820,
+            "averageRiceScore": 150.3,
+            "totalARR": 2100000,
+            "decidedCount": 210,
+            "shippedCount": 150,
+            "averageDaysToDecision": 12.4,
+            "uniqueSourceCount": 9,
+        }
+    )
 
     category: str
     """Category"""

@@ -26,8 +26,7 @@ MAX_METADATA_BYTES = 16 * 1024
 class _CustomerFields(Body):
     """The fields a client may set; shared by create and update."""
 
-    email: str | None = Field(default=None, max_length=320,
-                              pattern=r"^[^@\s\x85]+@[^@\s\x85]+$")
+    email: str | None = Field(default=None, max_length=320, pattern=r"^[^@\s\x85]+@[^@\s\x85]+$")
     """Contact e-mail"""
     domain: str | None = Field(default=None, max_length=255)
     """Web domain, e.g. `globex.example`"""
@@ -63,10 +62,18 @@ class _CustomerFields(Body):
 class CreateCustomerRequest(_CustomerFields):
     """A new customer; only `name` is required."""
 
-    model_config = example({"name": "Globex", "email": "it@globex.example",
-                            "domain": "globex.example", "arr": 120000, "mrr": 10000,
-                            "plan": "enterprise", "externalId": "crm-1042",
-                            "metadata": {"segment": "enterprise"}})
+    model_config = example(
+        {
+            "name": "Globex",
+            "email": "it@globex.example",
+            "domain": "globex.example",
+            "arr": 120000,
+            "mrr": 10000,
+            "plan": "enterprise",
+            "externalId": "crm-1042",
+            "metadata": {"segment": "enterprise"},
+        }
+    )
 
     name: str = Field(min_length=1, max_length=255)
     """Customer name"""
@@ -122,11 +129,21 @@ class ListCustomersQuery(PageQuery):
 
 CUSTOMER_ID = "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d"
 CUSTOMER: dict[str, Any] = {
-    "id": CUSTOMER_ID, "name": "Globex", "email": "it@globex.example",
-    "domain": "globex.example", "arr": 120000, "mrr": 10000, "plan": "enterprise",
-    "source": "api", "externalId": "crm-1042", "crmCompanyId": None, "ideaCount": 3,
-    "metadata": {"segment": "enterprise"}, "createdAt": "2025-02-01T12:00:00.000000Z",
-    "updatedAt": "2025-03-01T12:00:00.000000Z"}
+    "id": CUSTOMER_ID,
+    "name": "Globex",
+    "email": "it@globex.example",
+    "domain": "globex.example",
+    "arr": 120000,
+    "mrr": 10000,
+    "plan": "enterprise",
+    "source": "api",
+    "externalId": "crm-1042",
+    "crmCompanyId": None,
+    "ideaCount": 3,
+    "metadata": {"segment": "enterprise"},
+    "createdAt": "2025-02-01T12:00:00.000000Z",
+    "updatedAt": "2025-03-01T12:00:00.000000Z",
+}
 
 
 class _CustomerCore(Out):
@@ -172,9 +189,10 @@ class CustomerFull(_CustomerCore):
 class LinkedCustomer(_CustomerCore):
     """A customer as linked to an idea."""
 
-    model_config = example({k: CUSTOMER[k] for k in (
-        "id", "name", "email", "domain", "arr", "mrr", "plan", "source")} | {
-        "linkedAt": "2025-03-02T09:30:00.000000Z"})
+    model_config = example(
+        {k: CUSTOMER[k] for k in ("id", "name", "email", "domain", "arr", "mrr", "plan", "source")}
+        | {"linkedAt": "2025-03-02T09:30:00.000000Z"}
+    )
 
     linkedAt: datetime
     """When the customer was linked to the idea"""
@@ -183,9 +201,13 @@ class LinkedCustomer(_CustomerCore):
 class CustomerLink(Out):
     """A link between an idea and a customer."""
 
-    model_config = example({"ideaId": "3f1c2a9e-8b4d-4e61-9a57-0c2d5e7f8a91",
-                            "customerId": CUSTOMER_ID,
-                            "linkedAt": "2025-03-02T09:30:00.000000Z"})
+    model_config = example(
+        {
+            "ideaId": "3f1c2a9e-8b4d-4e61-9a57-0c2d5e7f8a91",
+            "customerId": CUSTOMER_ID,
+            "linkedAt": "2025-03-02T09:30:00.000000Z",
+        }
+    )
 
     ideaId: uuid.UUID
     """The idea's id"""
@@ -196,11 +218,16 @@ class CustomerLink(Out):
 
 
 CustomerResponse = data_of("CustomerResponse", CustomerFull, "A customer")
-CustomerListResponse = page_of("CustomerListResponse", CustomerFull,
-                               "A page of customers, with the total matching the filters",
-                               total=True)
-LinkedCustomerListResponse = page_of("LinkedCustomerListResponse", LinkedCustomer,
-                                     "A page of the customers linked to an idea")
+CustomerListResponse = page_of(
+    "CustomerListResponse",
+    CustomerFull,
+    "A page of customers, with the total matching the filters",
+    total=True,
+)
+LinkedCustomerListResponse = page_of(
+    "LinkedCustomerListResponse", LinkedCustomer, "A page of the customers linked to an idea"
+)
 CustomerLinkResponse = data_of("CustomerLinkResponse", CustomerLink, "The new link")
-CustomerIdeaListResponse = page_of("CustomerIdeaListResponse", Idea,
-                                   "A page of the ideas linked to a customer")
+CustomerIdeaListResponse = page_of(
+    "CustomerIdeaListResponse", Idea, "A page of the ideas linked to a customer"
+)

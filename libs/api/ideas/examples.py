@@ -32,8 +32,15 @@ IDEA: dict[str, Any] = {
     "publicVoteCount": 3,
     "requestCount": 5,
     "signalCount": 4,
-    "rice": {"reach": 500, "impact": 2, "confidence": 0.8, "effort": 4, "score": 200,
-             "priority": "high", "source": "manual"},
+    "rice": {
+        "reach": 500,
+        "impact": 2,
+        "confidence": 0.8,
+        "effort": 4,
+        "score": 200,
+        "priority": "high",
+        "source": "manual",
+    },
     "validation": {"score": 72, "evidenceCount": 3},
     "decisionReason": None,
     "decidedAt": None,
@@ -107,5 +114,8 @@ CREATE_IDEA: dict[str, Any] = {
 UPDATE_IDEA: dict[str, Any] = {
     "status": "planned",
     "decisionReason": "Top request from enterprise customers",
-    "riceReach": 500, "riceImpact": 2, "riceConfidence": 0.8, "riceEffort": 4,
+    "riceReach": 500,
+    "riceImpact": 2,
+    "riceConfidence": 0.8,
+    "riceEffort": 4,
 }

@@ -16,8 +16,17 @@ from libs.common.validation import Body, JsonInt, Query, UtcDateTime
 from . import examples as ex
 
 __all__ = ["IdeaSource", "IdeaStatus"]
-SortKey = Literal["createdAt", "voteCount", "riceScore", "validationScore", "signalCount",
-                  "lastActivityAt", "totalCustomerARR", "shippedAt", "decidedAt"]
+SortKey = Literal[
+    "createdAt",
+    "voteCount",
+    "riceScore",
+    "validationScore",
+    "signalCount",
+    "lastActivityAt",
+    "totalCustomerARR",
+    "shippedAt",
+    "decidedAt",
+]
 Number = float
 
 
@@ -109,8 +118,13 @@ class SimilarQuery(Query):
 class SimilarRequest(Body):
     """A text that is not an idea yet: its title and, optionally, its summary."""
 
-    model_config = example({"title": "Dark theme for the dashboard",
-                            "summary": "The white screens hurt at night", "limit": 5})
+    model_config = example(
+        {
+            "title": "Dark theme for the dashboard",
+            "summary": "The white screens hurt at night",
+            "limit": 5,
+        }
+    )
 
     title: str = Field(min_length=1, max_length=500)
     """The title to compare"""
@@ -160,8 +174,9 @@ class BatchCreateRequest(Body):
 class BatchStatusRequest(Body):
     """One status for up to 100 ideas, changed together or not at all."""
 
-    model_config = example({"ids": [ex.IDEA_ID], "status": "planned",
-                            "reason": "Planned for the next quarter"})
+    model_config = example(
+        {"ids": [ex.IDEA_ID], "status": "planned", "reason": "Planned for the next quarter"}
+    )
 
     ids: list[UUID] = Field(min_length=1, max_length=100)
     """The ideas' ids, 1 to 100"""
@@ -236,11 +251,16 @@ class AutomationListQuery(Query):
 class AutomationCreateIdea(Body):
     """A new idea from an automation platform; duplicates are recorded as signals instead."""
 
-    model_config = example({
-        "title": "Dark mode for the dashboard",
-        "summary": "Could we get a dark mode? The dashboard is blinding at night.",
-        "url": "https://acme.slack.com/archives/C024BE91L/p1741944413000100",
-        "source": "slack", "authorName": "Sam Ortiz", "authorId": "U024BE7LH"})
+    model_config = example(
+        {
+            "title": "Dark mode for the dashboard",
+            "summary": "Could we get a dark mode? The dashboard is blinding at night.",
+            "url": "https://acme.slack.com/archives/C024BE91L/p1741944413000100",
+            "source": "slack",
+            "authorName": "Sam Ortiz",
+            "authorId": "U024BE7LH",
+        }
+    )
 
     title: str = Field(min_length=1, max_length=255)
     """Short title"""

@@ -16,206 +16,480 @@ SEARCH_IDEAS = Tool(
     "Search the workspace's ideas (deleted ones left out unless status is `deleted`). `query` "
     "matches every word in the title or summary, case-insensitive. Sort by `sort` in `order`; "
     "pass `nextCursor` back as `cursor` for the next page. `total` counts every match.",
-    inputs=("query", "status", "sort", "order", "limit", "cursor"), rename={"query": "search"},
-    limit=(10, 50), key="ideas", page=True,
-    descriptions={"query": "Free text: every word must appear in the title or summary.",
-                  "status": "Only ideas with this status.", "sort": "The sort key.",
-                  "order": "Sort order.", "limit": "Ideas per page (1 to 50).",
-                  "cursor": "`nextCursor` of the previous page, with the same other inputs."})
+    inputs=("query", "status", "sort", "order", "limit", "cursor"),
+    rename={"query": "search"},
+    limit=(10, 50),
+    key="ideas",
+    page=True,
+    descriptions={
+        "query": "Free text: every word must appear in the title or summary.",
+        "status": "Only ideas with this status.",
+        "sort": "The sort key.",
+        "order": "Sort order.",
+        "limit": "Ideas per page (1 to 50).",
+        "cursor": "`nextCursor` of the previous page, with the same other inputs.",
+    },
+)
 GET_IDEA = Tool(
     "get_idea",
     "Get one idea with its details (votes, RICE score, customers' ARR, roadmap stage, tags, "
     "decision) by its uuid or its `IDEA-<n>` id.",
-    path_input="id", idea_inputs=("id",), descriptions={"id": IDEA_REF})
+    path_input="id",
+    idea_inputs=("id",),
+    descriptions={"id": IDEA_REF},
+)
 CREATE_IDEA = Tool(
     "create_idea",
     "Capture a new idea in the workspace. Returns the idea with its `IDEA-<n>` id. Fires "
     "`idea.created` webhooks.",
     inputs=("title", "summary", "category", "source"),
-    descriptions={"title": "A short title (1 to 500 characters).",
-                  "summary": "The idea in a few sentences.",
-                  "category": "A free-form category, e.g. `feature` or `bug`.",
-                  "source": "Where the idea came from; `api` when omitted."})
+    descriptions={
+        "title": "A short title (1 to 500 characters).",
+        "summary": "The idea in a few sentences.",
+        "category": "A free-form category, e.g. `feature` or `bug`.",
+        "source": "Where the idea came from; `api` when omitted.",
+    },
+)
 UPDATE_IDEA = Tool(
     "update_idea",
     "Change an idea: title, summary, category, status (with `decisionReason`) or RICE inputs "
     "(reach and impact >= 0, confidence 0 to 1, effort > 0). Give at least one field; `null` "
     "clears a nullable one. A status change is recorded as a decision.",
-    path_input="id", idea_inputs=("id",),
-    inputs=("title", "summary", "status", "category", "decisionReason", "riceReach",
-            "riceImpact", "riceConfidence", "riceEffort"),
-    descriptions={"id": IDEA_REF, "title": "New title.", "summary": "New summary.",
-                  "status": "New status.", "category": "New category.",
-                  "decisionReason": "Why the status changes; kept on the decision.",
-                  "riceReach": "RICE reach (>= 0).", "riceImpact": "RICE impact (>= 0).",
-                  "riceConfidence": "RICE confidence, a fraction from 0 to 1.",
-                  "riceEffort": "RICE effort (> 0)."})
+    path_input="id",
+    idea_inputs=("id",),
+    inputs=(
+        "title",
+        "summary",
+        "status",
+        "category",
+        "decisionReason",
+        "riceReach",
+        "riceImpact",
+        "riceConfidence",
+        "riceEffort",
+    ),
+    descriptions={
+        "id": IDEA_REF,
+        "title": "New title.",
+        "summary": "New summary.",
+        "status": "New status.",
+        "category": "New category.",
+        "decisionReason": "Why the status changes; kept on the decision.",
+        "riceReach": "RICE reach (>= 0).",
+        "riceImpact": "RICE impact (>= 0).",
+        "riceConfidence": "RICE confidence, a fraction from 0 to 1.",
+        "riceEffort": "RICE effort (> 0).",
+    },
+)
 VOTE_IDEA = Tool(
     "vote_idea",
     "Vote for (1) or against (-1) an idea. One vote per voter per idea: a second vote replaces "
     "the first. `voter` defaults to the API key. Returns the idea's new vote count.",
-    path_input="id", idea_inputs=("id",), inputs=("value", "voter"),
-    descriptions={"id": IDEA_REF, "value": "1 (for) or -1 (against).",
-                  "voter": "Who votes, e.g. an e-mail address; the API key when omitted."})
+    path_input="id",
+    idea_inputs=("id",),
+    inputs=("value", "voter"),
+    descriptions={
+        "id": IDEA_REF,
+        "value": "1 (for) or -1 (against).",
+        "voter": "Who votes, e.g. an e-mail address; the API key when omitted.",
+    },
+)
 LIST_ROADMAP_STAGES = Tool(
     "list_roadmap_stages",
-    "List the workspace's roadmap stages (e.g. Now, Next, Later) in their order.", key="stages")
+    "List the workspace's roadmap stages (e.g. Now, Next, Later) in their order.",
+    key="stages",
+)
 
 # The duplicates routes of docs/ideas.md (merge, similar).
 MERGE_IDEAS = Tool(
     "merge_ideas",
     "Merge a duplicate idea into its primary: the duplicate becomes `duplicate`, its votes, "
     "signals and customer links move to the primary. Both ideas are returned.",
-    path_input="duplicateId", idea_inputs=("duplicateId", "intoId"), inputs=("intoId",),
-    descriptions={"duplicateId": "The duplicate: its uuid or its `IDEA-<n>` id.",
-                  "intoId": "The primary it merges into: its uuid or its `IDEA-<n>` id."})
+    path_input="duplicateId",
+    idea_inputs=("duplicateId", "intoId"),
+    inputs=("intoId",),
+    descriptions={
+        "duplicateId": "The duplicate: its uuid or its `IDEA-<n>` id.",
+        "intoId": "The primary it merges into: its uuid or its `IDEA-<n>` id.",
+    },
+)
 FIND_SIMILAR_IDEAS = Tool(
     "find_similar_ideas",
     "Find the workspace's ideas closest in meaning to a text (e.g. a request you are about to "
     "capture), most similar first, with a similarity from 0 to 1.",
-    inputs=("text", "limit"), rename={"text": "title"}, required=("text",), limit=(10, 50),
+    inputs=("text", "limit"),
+    rename={"text": "title"},
+    required=("text",),
+    limit=(10, 50),
     key="results",
-    descriptions={"text": "The text to compare, e.g. a title (1 to 500 characters).",
-                  "limit": "How many ideas (1 to 50)."})
+    descriptions={
+        "text": "The text to compare, e.g. a title (1 to 500 characters).",
+        "limit": "How many ideas (1 to 50).",
+    },
+)
 
 ROUTES = [
-    Route("GET", I, S, "list_ideas", "ideas:read", "List ideas", query=b.ListIdeasQuery,
-          responses={200: m.IdeaPage}, tags=("Ideas",), tool=SEARCH_IDEAS,
-          description="Keyset pages of ideas, newest first by default. Deleted ideas are left out"
-                      " unless `status=deleted`. Filters combine with AND; `pagination.total` "
-                      "counts every idea matching them."),
-    Route("POST", I, S, "create_idea", "ideas:write", "Create an idea", body=b.CreateIdeaRequest,
-          responses={200: m.IdeaResponse}, tags=("Ideas",), tool=CREATE_IDEA,
-          description="The idea gets the next `IDEA-<n>` id and status `new` (`captured` when the"
-                      " workspace's inbox mode is `review`). Emits `idea.created`."),
-    Route("POST", f"{I}/batch", S, "batch_create_ideas", "ideas:write",
-          "Create up to 100 ideas in one transaction", body=b.BatchCreateRequest,
-          responses={200: m.BatchCreateResponse}, tags=("Ideas",),
-          description="All or nothing: one invalid idea fails the call with the field named "
-                      "(`ideas[3].title`) and creates none. The answer lists the new ideas in "
-                      "request order. Emits `idea.created` for each."),
-    Route("PATCH", f"{I}/batch/status", S, "batch_update_status", "ideas:write",
-          "Change the status of up to 100 ideas in one transaction", body=b.BatchStatusRequest,
-          responses={200: m.BatchStatusResponse}, tags=("Ideas",),
-          description="All or nothing: an id not in the workspace answers 404 and changes none. "
-                      "Each change appends a Decision and emits `idea.status_changed` (and "
-                      "`idea.deleted` for `deleted`)."),
-    Route("GET", f"{I}/{{id}}", S, "get_idea", "ideas:read", "Get an idea",
-          responses={200: m.IdeaDetailResponse}, tags=("Ideas",), tool=GET_IDEA,
-          description="The idea with its tags, work item and original input. A deleted idea is "
-                      "still returned, with status `deleted`."),
-    Route("PATCH", f"{I}/{{id}}", S, "update_idea", "ideas:write", "Update an idea",
-          body=b.UpdateIdeaRequest, responses={200: m.IdeaDetailResponse}, tags=("Ideas",),
-          tool=UPDATE_IDEA,
-          description="Omitted fields stay unchanged. A status change appends a Decision (with "
-                      "`decisionReason` as its reason); a change to `shipped`, `rejected`, "
-                      "`duplicate` or `archived` sets `decidedAt` and `closureCategory`. Setting "
-                      "a RICE field recomputes `rice.score` and emits `idea.scored`. Emits "
-                      "`idea.updated`, and `idea.status_changed` when the status changed."),
-    Route("DELETE", f"{I}/{{id}}", S, "delete_idea", "ideas:write", "Soft-delete an idea",
-          responses={200: m.IdeaDeletedResponse}, tags=("Ideas",),
-          description="Sets status `deleted` and keeps the record; idempotent. Emits "
-                      "`idea.status_changed` and `idea.deleted`."),
-    Route("POST", f"{I}/{{id}}/vote", S, "vote_idea", "ideas:vote", "Vote on an idea",
-          body=b.VoteRequest, body_required=False, responses={200: m.VoteResultResponse},
-          tags=("Ideas",), tool=VOTE_IDEA,
-          description="One vote per voter per idea: a second vote replaces the first. Without a "
-                      "body, an upvote by the key (`key:<keyId>`). Emits `idea.voted`."),
-    Route("GET", f"{I}/{{id}}/votes", S, "get_votes", "ideas:read", "Vote breakdown",
-          responses={200: m.VoteBreakdownResponse}, tags=("Ideas",),
-          description="Up- and downvotes, and the 1,000 most recent votes."),
-    Route("GET", f"{I}/{{id}}/signals", S, "list_signals", "ideas:read", "Signals of an idea",
-          query=b.PageQuery, responses={200: m.SignalPage}, tags=("Ideas",),
-          description="Mentions of the idea detected on other platforms, newest first."),
-    Route("GET", f"{I}/{{id}}/decisions", S, "list_decisions", "ideas:read",
-          "Decision history of an idea (oldest first)", query=b.PageQuery,
-          responses={200: m.DecisionPage}, tags=("Ideas",),
-          description="Every status change and closure of the idea, oldest first."),
-    Route("GET", f"{I}/{{id}}/evidence", S, "list_evidence", "ideas:read", "Evidence of an idea",
-          responses={200: m.EvidenceList}, tags=("Ideas",),
-          description="Documents, screenshots, issues, links and quotes that back the idea."),
-    Route("GET", f"{I}/{{id}}/participants", S, "list_participants", "ideas:read",
-          "Decision participants of an idea", responses={200: m.ParticipantList},
-          tags=("Ideas",),
-          description="Owners, approvers and reviewers of the decision, with their verdicts."),
-    Route("GET", f"{I}/{{id}}/meetings", S, "list_meetings", "ideas:read",
-          "Meeting transcripts mentioning an idea", responses={200: m.MeetingList},
-          tags=("Ideas",),
-          description="Meetings whose transcripts mention the idea or that it was extracted from."),
-    Route("GET", f"{I}/{{id}}/support-tickets", S, "list_support_tickets", "ideas:read",
-          "Support tickets linked to an idea", responses={200: m.SupportTicketList},
-          tags=("Ideas",),
-          description="Help desk tickets linked to the idea."),
-    Route("POST", f"{I}/{{id}}/merge", S, "merge_idea", "ideas:write",
-          "Merge a duplicate idea into its primary", body=b.MergeRequest,
-          responses={200: m.MergeResponse}, tags=("Ideas",), tool=MERGE_IDEAS,
-          description="`{id}` is the duplicate, `intoId` the primary. In one transaction the "
-                      "duplicate gets status `duplicate`, `mergedIntoId` and one Decision "
-                      "(`eventType` `merged`); its votes move to the primary (a voter with votes "
-                      "on both keeps the primary's: every voter counts once), its signals move, "
-                      "its `publicVoteCount` and `requestCount` are added to the primary's. Every"
-                      " customer linked to the duplicate becomes linked to the primary too (the "
-                      "primary's `totalCustomerARR` follows within a second). `intoId` equal to "
-                      "`{id}` answers 400; either idea deleted, the duplicate already merged or "
-                      "the primary merged into another idea answers 409. Emits `idea.updated` and"
-                      " `idea.status_changed` for the duplicate, `idea.updated` for the primary."),
-    Route("POST", f"{I}/{{id}}/unmerge", S, "unmerge_idea", "ideas:write",
-          "Undo the merge of a duplicate idea", responses={200: m.MergeResponse},
-          tags=("Ideas",),
-          description="The exact inverse of the merge: the duplicate gets back its status, "
-                      "`decidedAt`, `closureCategory`, votes and signals, and a Decision "
-                      "(`eventType` `unmerged`); the primary loses the votes, signals, counts and"
-                      " customer links the merge added (a voter who voted on the primary since "
-                      "keeps that vote; links made directly stay). 409 when the idea is not "
-                      "merged or its primary is now merged into another idea. Emits as a merge."),
-    Route("GET", f"{I}/{{id}}/similar", S, "similar_to_idea", "ideas:read",
-          "Ideas similar in meaning to an idea", query=b.SimilarQuery,
-          responses={200: m.SimilarIdeaList}, tags=("Ideas",),
-          description="The workspace's ideas closest in meaning to this one's title and summary,"
-                      " as a language model running inside the service sees them, most similar "
-                      "first. `similarity` is the cosine similarity (a negative one reported as "
-                      "0). Left out: the idea itself, deleted ideas and merged duplicates. A "
-                      "created or changed idea is found within 2 seconds."),
-    Route("POST", f"{I}/similar", S, "similar_ideas", "ideas:read",
-          "Ideas similar in meaning to a text", body=b.SimilarRequest,
-          responses={200: m.SimilarIdeaList}, tags=("Ideas",), tool=FIND_SIMILAR_IDEAS,
-          description="As `GET /ideas/{id}/similar` for a text that is not an idea yet, e.g. "
-                      "to find a duplicate before capturing a request."),
-    Route("PUT", f"{I}/{{id}}/roadmap", S, "assign_roadmap", "roadmap:write",
-          "Assign an idea to a roadmap stage (or unassign it)", body=b.RoadmapAssignRequest,
-          responses={200: m.RoadmapAssignmentResponse}, tags=("Roadmap",),
-          description="`stageId` null takes the idea off the roadmap. An unknown stage answers "
-                      "404. Emits `idea.assigned`."),
-    Route("GET", f"{API}/roadmap/stages", S, "list_stages", "roadmap:read", "Roadmap stages",
-          responses={200: m.RoadmapStageList}, tags=("Roadmap",), tool=LIST_ROADMAP_STAGES,
-          description="The workspace's stages with their idea counts; a new workspace has `Now` "
-                      "(the default), `Next` and `Later`."),
-    Route("GET", f"{API}/workspace", S, "get_workspace", "workspace:read", "Workspace info",
-          responses={200: m.WorkspaceInfoResponse}, tags=("Workspace",),
-          description="The key's workspace: plan, inbox mode and idea counts."),
-    Route("GET", f"{API}/tags", S, "list_tags", "workspace:read", "Tags with idea counts",
-          responses={200: m.TagList}, tags=("Workspace",),
-          description="Every tag of the workspace with the number of ideas that carry it."),
-    Route("GET", f"{API}/products", S, "list_products", "workspace:read",
-          "Products with idea counts and parents", responses={200: m.ProductList},
-          tags=("Workspace",),
-          description="Every product of the workspace with its parent and idea count."),
-    Route("GET", f"{API}/members", S, "list_members", "workspace:read", "Team members",
-          responses={200: m.MemberList}, tags=("Workspace",),
-          description="The workspace's team with roles and dashboard access."),
-    Route("GET", f"{API}/automation/ideas", S, "automation_list_ideas", "ideas:read",
-          "Recent ideas (automation API)", query=b.AutomationListQuery,
-          responses={200: list[models.AutomationIdea]}, automation=True, tags=("Automation",),
-          description="The newest ideas, newest first, in the automation API's short form (for "
-                      "polling triggers)."),
-    Route("POST", f"{API}/automation/ideas", S, "automation_create_idea", "ideas:write",
-          "Create an idea with duplicate detection (automation API)",
-          body=b.AutomationCreateIdea,
-          responses={201: models.AutomationCreated, 200: models.AutomationSkipped}, automation=True,
-          success_status=201, tags=("Automation",),
-          description="201 with the new idea, or 200 `skipped` when it duplicates an existing one"
-                      " (same normalised `url`, else the same title within 30 days): the "
-                      "duplicate is recorded as a Signal on that idea instead and emits "
-                      "`idea.signal_detected`. Counts towards the plan's monthly automation quota"
-                      " (403 `limit_exceeded` when reached); skipped ideas do not."),
+    Route(
+        "GET",
+        I,
+        S,
+        "list_ideas",
+        "ideas:read",
+        "List ideas",
+        query=b.ListIdeasQuery,
+        responses={200: m.IdeaPage},
+        tags=("Ideas",),
+        tool=SEARCH_IDEAS,
+        description="Keyset pages of ideas, newest first by default. Deleted ideas are left out"
+        " unless `status=deleted`. Filters combine with AND; `pagination.total` "
+        "counts every idea matching them.",
+    ),
+    Route(
+        "POST",
+        I,
+        S,
+        "create_idea",
+        "ideas:write",
+        "Create an idea",
+        body=b.CreateIdeaRequest,
+        responses={200: m.IdeaResponse},
+        tags=("Ideas",),
+        tool=CREATE_IDEA,
+        description="The idea gets the next `IDEA-<n>` id and status `new` (`captured` when the"
+        " workspace's inbox mode is `review`). Emits `idea.created`.",
+    ),
+    Route(
+        "POST",
+        f"{I}/batch",
+        S,
+        "batch_create_ideas",
+        "ideas:write",
+        "Create up to 100 ideas in one transaction",
+        body=b.BatchCreateRequest,
+        responses={200: m.BatchCreateResponse},
+        tags=("Ideas",),
+        description="All or nothing: one invalid idea fails the call with the field named "
+        "(`ideas[3].title`) and creates none. The answer lists the new ideas in "
+        "request order. Emits `idea.created` for each.",
+    ),
+    Route(
+        "PATCH",
+        f"{I}/batch/status",
+        S,
+        "batch_update_status",
+        "ideas:write",
+        "Change the status of up to 100 ideas in one transaction",
+        body=b.BatchStatusRequest,
+        responses={200: m.BatchStatusResponse},
+        tags=("Ideas",),
+        description="All or nothing: an id not in the workspace answers 404 and changes none. "
+        "Each change appends a Decision and emits `idea.status_changed` (and "
+        "`idea.deleted` for `deleted`).",
+    ),
+    Route(
+        "GET",
+        f"{I}/{{id}}",
+        S,
+        "get_idea",
+        "ideas:read",
+        "Get an idea",
+        responses={200: m.IdeaDetailResponse},
+        tags=("Ideas",),
+        tool=GET_IDEA,
+        description="The idea with its tags, work item and original input. A deleted idea is "
+        "still returned, with status `deleted`.",
+    ),
+    Route(
+        "PATCH",
+        f"{I}/{{id}}",
+        S,
+        "update_idea",
+        "ideas:write",
+        "Update an idea",
+        body=b.UpdateIdeaRequest,
+        responses={200: m.IdeaDetailResponse},
+        tags=("Ideas",),
+        tool=UPDATE_IDEA,
+        description="Omitted fields stay unchanged. A status change appends a Decision (with "
+        "`decisionReason` as its reason); a change to `shipped`, `rejected`, "
+        "`duplicate` or `archived` sets `decidedAt` and `closureCategory`. Setting "
+        "a RICE field recomputes `rice.score` and emits `idea.scored`. Emits "
+        "`idea.updated`, and `idea.status_changed` when the status changed.",
+    ),
+    Route(
+        "DELETE",
+        f"{I}/{{id}}",
+        S,
+        "delete_idea",
+        "ideas:write",
+        "Soft-delete an idea",
+        responses={200: m.IdeaDeletedResponse},
+        tags=("Ideas",),
+        description="Sets status `deleted` and keeps the record; idempotent. Emits "
+        "`idea.status_changed` and `idea.deleted`.",
+    ),
+    Route(
+        "POST",
+        f"{I}/{{id}}/vote",
+        S,
+        "vote_idea",
+        "ideas:vote",
+        "Vote on an idea",
+        body=b.VoteRequest,
+        body_required=False,
+        responses={200: m.VoteResultResponse},
+        tags=("Ideas",),
+        tool=VOTE_IDEA,
+        description="One vote per voter per idea: a second vote replaces the first. Without a "
+        "body, an upvote by the key (`key:<keyId>`). Emits `idea.voted`.",
+    ),
+    Route(
+        "GET",
+        f"{I}/{{id}}/votes",
+        S,
+        "get_votes",
+        "ideas:read",
+        "Vote breakdown",
+        responses={200: m.VoteBreakdownResponse},
+        tags=("Ideas",),
+        description="Up- and downvotes, and the 1,000 most recent votes.",
+    ),
+    Route(
+        "GET",
+        f"{I}/{{id}}/signals",
+        S,
+        "list_signals",
+        "ideas:read",
+        "Signals of an idea",
+        query=b.PageQuery,
+        responses={200: m.SignalPage},
+        tags=("Ideas",),
+        description="Mentions of the idea detected on other platforms, newest first.",
+    ),
+    Route(
+        "GET",
+        f"{I}/{{id}}/decisions",
+        S,
+        "list_decisions",
+        "ideas:read",
+        "Decision history of an idea (oldest first)",
+        query=b.PageQuery,
+        responses={200: m.DecisionPage},
+        tags=("Ideas",),
+        description="Every status change and closure of the idea, oldest first.",
+    ),
+    Route(
+        "GET",
+        f"{I}/{{id}}/evidence",
+        S,
+        "list_evidence",
+        "ideas:read",
+        "Evidence of an idea",
+        responses={200: m.EvidenceList},
+        tags=("Ideas",),
+        description="Documents, screenshots, issues, links and quotes that back the idea.",
+    ),
+    Route(
+        "GET",
+        f"{I}/{{id}}/participants",
+        S,
+        "list_participants",
+        "ideas:read",
+        "Decision participants of an idea",
+        responses={200: m.ParticipantList},
+        tags=("Ideas",),
+        description="Owners, approvers and reviewers of the decision, with their verdicts.",
+    ),
+    Route(
+        "GET",
+        f"{I}/{{id}}/meetings",
+        S,
+        "list_meetings",
+        "ideas:read",
+        "Meeting transcripts mentioning an idea",
+        responses={200: m.MeetingList},
+        tags=("Ideas",),
+        description="Meetings whose transcripts mention the idea or that it was extracted from.",
+    ),
+    Route(
+        "GET",
+        f"{I}/{{id}}/support-tickets",
+        S,
+        "list_support_tickets",
+        "ideas:read",
+        "Support tickets linked to an idea",
+        responses={200: m.SupportTicketList},
+        tags=("Ideas",),
+        description="Help desk tickets linked to the idea.",
+    ),
+    Route(
+        "POST",
+        f"{I}/{{id}}/merge",
+        S,
+        "merge_idea",
+        "ideas:write",
+        "Merge a duplicate idea into its primary",
+        body=b.MergeRequest,
+        responses={200: m.MergeResponse},
+        tags=("Ideas",),
+        tool=MERGE_IDEAS,
+        description="`{id}` is the duplicate, `intoId` the primary. In one transaction the "
+        "duplicate gets status `duplicate`, `mergedIntoId` and one Decision "
+        "(`eventType` `merged`); its votes move to the primary (a voter with votes "
+        "on both keeps the primary's: every voter counts once), its signals move, "
+        "its `publicVoteCount` and `requestCount` are added to the primary's. Every"
+        " customer linked to the duplicate becomes linked to the primary too (the "
+        "primary's `totalCustomerARR` follows within a second). `intoId` equal to "
+        "`{id}` answers 400; either idea deleted, the duplicate already merged or "
+        "the primary merged into another idea answers 409. Emits `idea.updated` and"
+        " `idea.status_changed` for the duplicate, `idea.updated` for the primary.",
+    ),
+    Route(
+        "POST",
+        f"{I}/{{id}}/unmerge",
+        S,
+        "unmerge_idea",
+        "ideas:write",
+        "Undo the merge of a duplicate idea",
+        responses={200: m.MergeResponse},
+        tags=("Ideas",),
+        description="The exact inverse of the merge: the duplicate gets back its status, "
+        "`decidedAt`, `closureCategory`, votes and signals, and a Decision "
+        "(`eventType` `unmerged`); the primary loses the votes, signals, counts and"
+        " customer links the merge added (a voter who voted on the primary since "
+        "keeps that vote; links made directly stay). 409 when the idea is not "
+        "merged or its primary is now merged into another idea. Emits as a merge.",
+    ),
+    Route(
+        "GET",
+        f"{I}/{{id}}/similar",
+        S,
+        "similar_to_idea",
+        "ideas:read",
+        "Ideas similar in meaning to an idea",
+        query=b.SimilarQuery,
+        responses={200: m.SimilarIdeaList},
+        tags=("Ideas",),
+        description="The workspace's ideas closest in meaning to this one's title and summary,"
+        " as a language model running inside the service sees them, most similar "
+        "first. `similarity` is the cosine similarity (a negative one reported as "
+        "0). Left out: the idea itself, deleted ideas and merged duplicates. A "
+        "created or changed idea is found within 2 seconds.",
+    ),
+    Route(
+        "POST",
+        f"{I}/similar",
+        S,
+        "similar_ideas",
+        "ideas:read",
+        "Ideas similar in meaning to a text",
+        body=b.SimilarRequest,
+        responses={200: m.SimilarIdeaList},
+        tags=("Ideas",),
+        tool=FIND_SIMILAR_IDEAS,
+        description="As `GET /ideas/{id}/similar` for a text that is not an idea yet, e.g. "
+        "to find a duplicate before capturing a request.",
+    ),
+    Route(
+        "PUT",
+        f"{I}/{{id}}/roadmap",
+        S,
+        "assign_roadmap",
+        "roadmap:write",
+        "Assign an idea to a roadmap stage (or unassign it)",
+        body=b.RoadmapAssignRequest,
+        responses={200: m.RoadmapAssignmentResponse},
+        tags=("Roadmap",),
+        description="`stageId` null takes the idea off the roadmap. An unknown stage answers "
+        "404. Emits `idea.assigned`.",
+    ),
+    Route(
+        "GET",
+        f"{API}/roadmap/stages",
+        S,
+        "list_stages",
+        "roadmap:read",
+        "Roadmap stages",
+        responses={200: m.RoadmapStageList},
+        tags=("Roadmap",),
+        tool=LIST_ROADMAP_STAGES,
+        description="The workspace's stages with their idea counts; a new workspace has `Now` "
+        "(the default), `Next` and `Later`.",
+    ),
+    Route(
+        "GET",
+        f"{API}/workspace",
+        S,
+        "get_workspace",
+        "workspace:read",
+        "Workspace info",
+        responses={200: m.WorkspaceInfoResponse},
+        tags=("Workspace",),
+        description="The key's workspace: plan, inbox mode and idea counts.",
+    ),
+    Route(
+        "GET",
+        f"{API}/tags",
+        S,
+        "list_tags",
+        "workspace:read",
+        "Tags with idea counts",
+        responses={200: m.TagList},
+        tags=("Workspace",),
+        description="Every tag of the workspace with the number of ideas that carry it.",
+    ),
+    Route(
+        "GET",
+        f"{API}/products",
+        S,
+        "list_products",
+        "workspace:read",
+        "Products with idea counts and parents",
+        responses={200: m.ProductList},
+        tags=("Workspace",),
+        description="Every product of the workspace with its parent and idea count.",
+    ),
+    Route(
+        "GET",
+        f"{API}/members",
+        S,
+        "list_members",
+        "workspace:read",
+        "Team members",
+        responses={200: m.MemberList},
+        tags=("Workspace",),
+        description="The workspace's team with roles and dashboard access.",
+    ),
+    Route(
+        "GET",
+        f"{API}/automation/ideas",
+        S,
+        "automation_list_ideas",
+        "ideas:read",
+        "Recent ideas (automation API)",
+        query=b.AutomationListQuery,
+        responses={200: list[models.AutomationIdea]},
+        automation=True,
+        tags=("Automation",),
+        description="The newest ideas, newest first, in the automation API's short form (for "
+        "polling triggers).",
+    ),
+    Route(
+        "POST",
+        f"{API}/automation/ideas",
+        S,
+        "automation_create_idea",
+        "ideas:write",
+        "Create an idea with duplicate detection (automation API)",
+        body=b.AutomationCreateIdea,
+        responses={201: models.AutomationCreated, 200: models.AutomationSkipped},
+        automation=True,
+        success_status=201,
+        tags=("Automation",),
+        description="201 with the new idea, or 200 `skipped` when it duplicates an existing one"
+        " (same normalised `url`, else the same title within 30 days): the "
+        "duplicate is recorded as a Signal on that idea instead and emits "
+        "`idea.signal_detected`. Counts towards the plan's monthly automation quota"
+        " (403 `limit_exceeded` when reached); skipped ideas do not.",
+    ),
 ]

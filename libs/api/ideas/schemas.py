@@ -234,11 +234,16 @@ class Signal(Out):
 class Evidence(Out):
     """A piece of evidence behind an idea."""
 
-    model_config = example({
-        "id": "9d8e7f60-5a4b-4c3d-2e1f-0a9b8c7d6e5f", "type": "quote",
-        "title": "Night shift feedback", "url": None,
-        "content": "We dim our screens all night; a dark theme would help a lot.",
-        "createdAt": "2025-03-05T14:00:00.000000Z"})
+    model_config = example(
+        {
+            "id": "9d8e7f60-5a4b-4c3d-2e1f-0a9b8c7d6e5f",
+            "type": "quote",
+            "title": "Night shift feedback",
+            "url": None,
+            "content": "We dim our screens all night; a dark theme would help a lot.",
+            "createdAt": "2025-03-05T14:00:00.000000Z",
+        }
+    )
 
     id: UUID
     """The evidence's id"""
@@ -257,10 +262,16 @@ class Evidence(Out):
 class Participant(Out):
     """Someone taking part in the decision on an idea."""
 
-    model_config = example({
-        "id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "name": "Dana Lee",
-        "email": "dana@acme.example", "role": "owner", "decision": "approved",
-        "decidedAt": "2025-03-10T08:00:00.000000Z"})
+    model_config = example(
+        {
+            "id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+            "name": "Dana Lee",
+            "email": "dana@acme.example",
+            "role": "owner",
+            "decision": "approved",
+            "decidedAt": "2025-03-10T08:00:00.000000Z",
+        }
+    )
 
     id: UUID
     """The participant's id"""
@@ -279,11 +290,17 @@ class Participant(Out):
 class Meeting(Out):
     """A meeting transcript that mentions the idea."""
 
-    model_config = example({
-        "id": "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e", "title": "Globex quarterly review",
-        "meetingDate": "2025-02-20T15:00:00.000000Z", "participants": ["Dana Lee", "Priya Shah"],
-        "excerpt": "Priya asked again about a dark theme for the night shift.",
-        "relation": "mentioned", "transcriptUrl": None})
+    model_config = example(
+        {
+            "id": "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e",
+            "title": "Globex quarterly review",
+            "meetingDate": "2025-02-20T15:00:00.000000Z",
+            "participants": ["Dana Lee", "Priya Shah"],
+            "excerpt": "Priya asked again about a dark theme for the night shift.",
+            "relation": "mentioned",
+            "transcriptUrl": None,
+        }
+    )
 
     id: UUID
     """The meeting's id"""
@@ -304,12 +321,20 @@ class Meeting(Out):
 class SupportTicket(Out):
     """A help desk ticket linked to the idea."""
 
-    model_config = example({
-        "id": "3c4d5e6f-7a8b-4c9d-0e1f-2a3b4c5d6e7f", "platform": "zendesk",
-        "externalId": "48213", "subject": "Dark theme?", "status": "open",
-        "priority": "normal", "customerName": "Priya Shah",
-        "customerEmail": "priya@globex.example", "url": None,
-        "createdAt": "2025-03-12T16:02:11.104200Z"})
+    model_config = example(
+        {
+            "id": "3c4d5e6f-7a8b-4c9d-0e1f-2a3b4c5d6e7f",
+            "platform": "zendesk",
+            "externalId": "48213",
+            "subject": "Dark theme?",
+            "status": "open",
+            "priority": "normal",
+            "customerName": "Priya Shah",
+            "customerEmail": "priya@globex.example",
+            "url": None,
+            "createdAt": "2025-03-12T16:02:11.104200Z",
+        }
+    )
 
     id: UUID
     """The ticket's id"""
@@ -336,8 +361,7 @@ class SupportTicket(Out):
 class VoteResult(Out):
     """The vote as recorded, and the idea's new total."""
 
-    model_config = example({"ideaId": ex.IDEA_ID, "voter": "user:42", "value": 1,
-                            "voteCount": 13})
+    model_config = example({"ideaId": ex.IDEA_ID, "voter": "user:42", "value": 1, "voteCount": 13})
 
     ideaId: UUID
     """The idea voted on"""
@@ -363,10 +387,16 @@ class VoteItem(Out):
 class VoteBreakdown(Out):
     """The idea's votes and the counts behind them."""
 
-    model_config = example({
-        "voteCount": 12, "upvotes": 14, "downvotes": 2, "publicVoteCount": 3,
-        "requestCount": 5,
-        "votes": [{"voter": "user:42", "value": 1, "createdAt": "2025-03-14T09:26:53.589793Z"}]})
+    model_config = example(
+        {
+            "voteCount": 12,
+            "upvotes": 14,
+            "downvotes": 2,
+            "publicVoteCount": 3,
+            "requestCount": 5,
+            "votes": [{"voter": "user:42", "value": 1, "createdAt": "2025-03-14T09:26:53.589793Z"}],
+        }
+    )
 
     voteCount: int
     """Sum of the vote values"""
@@ -416,8 +446,12 @@ class BatchStatusItem(Out):
 class BatchStatusResult(Out):
     """The ideas changed, in request order."""
 
-    model_config = example({"updated": 1, "ideas": [
-        {"id": ex.IDEA_ID, "previousStatus": "under_review", "status": "planned"}]})
+    model_config = example(
+        {
+            "updated": 1,
+            "ideas": [{"id": ex.IDEA_ID, "previousStatus": "under_review", "status": "planned"}],
+        }
+    )
 
     updated: int
     """How many ideas were changed"""
@@ -428,11 +462,20 @@ class BatchStatusResult(Out):
 class MergeResult(Out):
     """Both ideas of a merge or an unmerge, as they are after it."""
 
-    model_config = example({"primary": ex.IDEA_DETAIL,
-                            "duplicate": {**ex.IDEA_DETAIL, "id": ex.DUPLICATE_ID,
-                                          "ideaServiceId": "IDEA-43", "status": "duplicate",
-                                          "closureCategory": "duplicate", "voteCount": 0,
-                                          "mergedIntoId": ex.IDEA_ID}})
+    model_config = example(
+        {
+            "primary": ex.IDEA_DETAIL,
+            "duplicate": {
+                **ex.IDEA_DETAIL,
+                "id": ex.DUPLICATE_ID,
+                "ideaServiceId": "IDEA-43",
+                "status": "duplicate",
+                "closureCategory": "duplicate",
+                "voteCount": 0,
+                "mergedIntoId": ex.IDEA_ID,
+            },
+        }
+    )
 
     primary: IdeaDetail
     """The primary idea"""
@@ -465,9 +508,18 @@ class RoadmapAssignment(Out):
 class RoadmapStage(Out):
     """A column of the roadmap."""
 
-    model_config = example({
-        "id": ex.STAGE_ID, "name": "Now", "slug": "now", "color": "#22c55e", "position": 0,
-        "isDefault": True, "ideaCount": 8, "createdAt": "2025-01-06T09:00:00.000000Z"})
+    model_config = example(
+        {
+            "id": ex.STAGE_ID,
+            "name": "Now",
+            "slug": "now",
+            "color": "#22c55e",
+            "position": 0,
+            "isDefault": True,
+            "ideaCount": 8,
+            "createdAt": "2025-01-06T09:00:00.000000Z",
+        }
+    )
 
     id: UUID
     """The stage's id"""
@@ -490,11 +542,21 @@ class RoadmapStage(Out):
 class WorkspaceInfo(Out):
     """The key's workspace and its idea counts."""
 
-    model_config = example({
-        "id": "7e8f9a0b-1c2d-4e3f-8a5b-6c7d8e9f0a1b", "name": "Acme", "shortCode": "ACME",
-        "plan": "pro", "ideasTotal": 1234, "ideasThisMonth": 87, "activeIdeas": 1011,
-        "defaultDestination": None, "inboxMode": "direct", "publicSubmissionEnabled": False,
-        "slug": "acme"})
+    model_config = example(
+        {
+            "id": "7e8f9a0b-1c2d-4e3f-8a5b-6c7d8e9f0a1b",
+            "name": "Acme",
+            "shortCode": "ACME",
+            "plan": "pro",
+            "ideasTotal": 1234,
+            "ideasThisMonth": 87,
+            "activeIdeas": 1011,
+            "defaultDestination": None,
+            "inboxMode": "direct",
+            "publicSubmissionEnabled": False,
+            "slug": "acme",
+        }
+    )
 
     id: UUID
     """The workspace's id"""
@@ -523,8 +585,7 @@ class WorkspaceInfo(Out):
 class Tag(Out):
     """A tag of the workspace."""
 
-    model_config = example({"id": ex.TAG_ID, "name": "ui", "color": "#6366f1",
-                            "ideaCount": 17})
+    model_config = example({"id": ex.TAG_ID, "name": "ui", "color": "#6366f1", "ideaCount": 17})
 
     id: UUID
     """The tag's id"""
@@ -539,8 +600,9 @@ class Tag(Out):
 class Product(Out):
     """A product of the workspace; products nest."""
 
-    model_config = example({"id": ex.PRODUCT_ID, "name": "Dashboard", "parentId": None,
-                            "ideaCount": 240})
+    model_config = example(
+        {"id": ex.PRODUCT_ID, "name": "Dashboard", "parentId": None, "ideaCount": 240}
+    )
 
     id: UUID
     """The product's id"""
@@ -555,10 +617,16 @@ class Product(Out):
 class Member(Out):
     """A member of the workspace's team."""
 
-    model_config = example({
-        "id": "4d5e6f7a-8b9c-4d0e-9f2a-3b4c5d6e7f8a", "name": "Dana Lee",
-        "email": "dana@acme.example", "role": "admin", "dashboardAccess": True,
-        "lastActiveAt": "2025-03-14T08:00:00.000000Z"})
+    model_config = example(
+        {
+            "id": "4d5e6f7a-8b9c-4d0e-9f2a-3b4c5d6e7f8a",
+            "name": "Dana Lee",
+            "email": "dana@acme.example",
+            "role": "admin",
+            "dashboardAccess": True,
+            "lastActiveAt": "2025-03-14T08:00:00.000000Z",
+        }
+    )
 
     id: UUID
     """The member's id"""
@@ -577,10 +645,17 @@ class Member(Out):
 class AutomationIdea(Out):
     """An idea as the automation API lists it."""
 
-    model_config = example({
-        "id": ex.IDEA_ID, "title": ex.IDEA["title"], "summary": ex.IDEA["summary"],
-        "source": "zapier", "authorName": "Sam Ortiz", "url": None,
-        "createdAt": ex.IDEA["createdAt"]})
+    model_config = example(
+        {
+            "id": ex.IDEA_ID,
+            "title": ex.IDEA["title"],
+            "summary": ex.IDEA["summary"],
+            "source": "zapier",
+            "authorName": "Sam Ortiz",
+            "url": None,
+            "createdAt": ex.IDEA["createdAt"],
+        }
+    )
 
     id: UUID
     """The idea's id"""

@@ -15,25 +15,45 @@ class JsonRpcMessage(BaseModel):
     HTTP transport POSTs it (this stateless server asks clients nothing, so they post no
     responses)."""
 
-    model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-         "params": {"name": "get_idea", "arguments": {"id": "IDEA-42"}}}]})
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={
+            "examples": [
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tools/call",
+                    "params": {"name": "get_idea", "arguments": {"id": "IDEA-42"}},
+                }
+            ]
+        },
+    )
 
     jsonrpc: Literal["2.0"] = Field(description="Always `2.0`.")
-    id: Any = Field(default=None, description="The request id, a string or a number; absent "
-                    "on a notification. The transport takes a message whose id is anything else "
-                    "as a notification (202, no answer).")
-    method: str = Field(description="e.g. `initialize`, `tools/list`, "
-                        "`tools/call`, `notifications/initialized`.")
-    params: dict[str, Any] = Field(default=None,  # type: ignore[arg-type]
-                                   description="The method's parameters.")
+    id: Any = Field(
+        default=None,
+        description="The request id, a string or a number; absent "
+        "on a notification. The transport takes a message whose id is anything else "
+        "as a notification (202, no answer).",
+    )
+    method: str = Field(
+        description="e.g. `initialize`, `tools/list`, `tools/call`, `notifications/initialized`."
+    )
+    params: dict[str, Any] = Field(
+        default=None,  # type: ignore[arg-type]
+        description="The method's parameters.",
+    )
 
 
 class JsonRpcAnswer(BaseModel):
     """The JSON-RPC 2.0 answer: `result`, or `error` with a JSON-RPC error code."""
 
-    model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [
-        {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "get_idea"}]}}]})
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={
+            "examples": [{"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "get_idea"}]}}]
+        },
+    )
 
     jsonrpc: str = Field(description="Always `2.0`.")
     id: int | str | None = Field(description="The id of the request answered.")
@@ -45,18 +65,29 @@ class JsonRpcAnswer(BaseModel):
 # request the gateway or the process refuses before that, with the API's error envelope.
 BAD_REQUEST: dict[str, Any] = {
     "description": "A JSON-RPC error answer, or the API's error envelope",
-    "oneOf": [{"$ref": "#/components/schemas/JsonRpcAnswer"},
-              {"$ref": "#/components/schemas/Error"}]}
+    "oneOf": [
+        {"$ref": "#/components/schemas/JsonRpcAnswer"},
+        {"$ref": "#/components/schemas/Error"},
+    ],
+}
 
 ROUTES = [
-    Route("POST", MCP_PATH, "mcp", "mcp", None,
-          "Model Context Protocol endpoint (Streamable HTTP)", body=JsonRpcMessage,
-          responses={200: JsonRpcAnswer, 202: None, 400: BAD_REQUEST}, tags=("MCP",),
-          description="An MCP server speaking protocol 2025-11-25 (and later) over the "
-                      "Streamable HTTP transport, stateless: every POST carries one JSON-RPC "
-                      "message and is answered with `application/json` (202 with no body for a "
-                      "notification). Send `Accept: application/json, text/event-stream`. "
-                      "`tools/list` lists the tools the key's scopes and plan allow; a tool "
-                      "call does what its REST route does. Each POST counts in the rate-limit "
-                      "window. Tools and a client configuration: docs/mcp.md."),
+    Route(
+        "POST",
+        MCP_PATH,
+        "mcp",
+        "mcp",
+        None,
+        "Model Context Protocol endpoint (Streamable HTTP)",
+        body=JsonRpcMessage,
+        responses={200: JsonRpcAnswer, 202: None, 400: BAD_REQUEST},
+        tags=("MCP",),
+        description="An MCP server speaking protocol 2025-11-25 (and later) over the "
+        "Streamable HTTP transport, stateless: every POST carries one JSON-RPC "
+        "message and is answered with `application/json` (202 with no body for a "
+        "notification). Send `Accept: application/json, text/event-stream`. "
+        "`tools/list` lists the tools the key's scopes and plan allow; a tool "
+        "call does what its REST route does. Each POST counts in the rate-limit "
+        "window. Tools and a client configuration: docs/mcp.md.",
+    ),
 ]

@@ -92,25 +92,45 @@ IDEA = {"idea": ideas_ex.IDEA}
 EVENTS: dict[str, tuple[type[BaseModel], dict[str, Any], str]] = {
     "idea.created": (IdeaEventData, IDEA, "An idea was created (API, batch or automation)."),
     "idea.updated": (IdeaEventData, IDEA, "An idea was changed by a successful PATCH."),
-    "idea.status_changed": (IdeaStatusChangedData, {**IDEA, "previousStatus": "under_review"},
-                            "An idea's status changed (PATCH, batch status or delete)."),
-    "idea.voted": (IdeaVotedData, {**IDEA, "vote": {"voter": "user:42", "value": 1}},
-                   "Someone voted on an idea."),
+    "idea.status_changed": (
+        IdeaStatusChangedData,
+        {**IDEA, "previousStatus": "under_review"},
+        "An idea's status changed (PATCH, batch status or delete).",
+    ),
+    "idea.voted": (
+        IdeaVotedData,
+        {**IDEA, "vote": {"voter": "user:42", "value": 1}},
+        "Someone voted on an idea.",
+    ),
     "idea.scored": (IdeaEventData, IDEA, "A RICE field of an idea was set."),
-    "idea.assigned": (IdeaAssignedData, {**IDEA, "previousRoadmapStageId": None},
-                      "An idea was put on a roadmap stage, moved, or taken off the roadmap."),
-    "idea.deleted": (IdeaEventData, {"idea": {**ideas_ex.IDEA, "status": "deleted"}},
-                     "An idea was deleted (it keeps its record, with status `deleted`)."),
-    "idea.destination_created": (IdeaEventData, IDEA,
-                                 "An issue was created for an idea in its destination tracker."),
-    "idea.signal_detected": (IdeaSignalData, {**IDEA, "signal": ideas_ex.SIGNAL},
-                             "A mention of an existing idea was recorded, e.g. a duplicate "
-                             "sent to the automation API."),
+    "idea.assigned": (
+        IdeaAssignedData,
+        {**IDEA, "previousRoadmapStageId": None},
+        "An idea was put on a roadmap stage, moved, or taken off the roadmap.",
+    ),
+    "idea.deleted": (
+        IdeaEventData,
+        {"idea": {**ideas_ex.IDEA, "status": "deleted"}},
+        "An idea was deleted (it keeps its record, with status `deleted`).",
+    ),
+    "idea.destination_created": (
+        IdeaEventData,
+        IDEA,
+        "An issue was created for an idea in its destination tracker.",
+    ),
+    "idea.signal_detected": (
+        IdeaSignalData,
+        {**IDEA, "signal": ideas_ex.SIGNAL},
+        "A mention of an existing idea was recorded, e.g. a duplicate sent to the automation API.",
+    ),
     "customer.created": (CustomerEventData, {"customer": CUSTOMER}, "A customer was created."),
     "customer.updated": (CustomerEventData, {"customer": CUSTOMER}, "A customer was changed."),
-    "webhook.test": (WebhookTestData, {"subscriptionId": "f0e1d2c3-b4a5-4968-8776-5a4b3c2d1e0f"},
-                     "A test ping of one subscription, sent on request. It is not a delivery: "
-                     "it is not retried or recorded."),
+    "webhook.test": (
+        WebhookTestData,
+        {"subscriptionId": "f0e1d2c3-b4a5-4968-8776-5a4b3c2d1e0f"},
+        "A test ping of one subscription, sent on request. It is not a delivery: "
+        "it is not retried or recorded.",
+    ),
 }
 
 
@@ -120,33 +140,55 @@ def _name(event_type: str) -> str:
     return "".join(w.title() for w in words) + "Event"
 
 
-def _event_model(event_type: str, data: type[BaseModel], data_example: dict[str, Any],
-                 description: str) -> type[BaseModel]:
-    body = {"id": EVENT_ID, "type": event_type, "createdAt": CREATED_AT,
-            "workspaceId": WORKSPACE_ID, "data": data_example}
+def _event_model(
+    event_type: str, data: type[BaseModel], data_example: dict[str, Any], description: str
+) -> type[BaseModel]:
+    body = {
+        "id": EVENT_ID,
+        "type": event_type,
+        "createdAt": CREATED_AT,
+        "workspaceId": WORKSPACE_ID,
+        "data": data_example,
+    }
     base = type(f"_{_name(event_type)}", (Out,), {"model_config": example(body)})
     return create_model(
-        _name(event_type), __base__=base, __doc__=description,
-        id=(uuid.UUID, Field(description="The event's id: the same on every attempt; "
-                                         "receivers use it to drop a repeat")),
+        _name(event_type),
+        __base__=base,
+        __doc__=description,
+        id=(
+            uuid.UUID,
+            Field(
+                description="The event's id: the same on every attempt; "
+                "receivers use it to drop a repeat"
+            ),
+        ),
         type=(Literal[event_type], Field(description="The event type")),  # type: ignore[arg-type]
         createdAt=(datetime, Field(description="When the event occurred")),
         workspaceId=(uuid.UUID, Field(description="The workspace it occurred in")),
-        data=(data, Field(description="What the event is about")))
+        data=(data, Field(description="What the event is about")),
+    )
 
 
 EVENT_MODELS: dict[str, type[BaseModel]] = {
-    kind: _event_model(kind, *spec) for kind, spec in EVENTS.items()}
+    kind: _event_model(kind, *spec) for kind, spec in EVENTS.items()
+}
 
 
 class NewIdeaPayload(Out):
     """What an automation hook receives for each new idea, whatever created it."""
 
-    model_config = example({
-        "id": ideas_ex.IDEA_ID, "title": ideas_ex.IDEA["title"],
-        "summary": ideas_ex.IDEA["summary"], "source": "slack", "authorName": "Sam Ortiz",
-        "url": ideas_ex.IDEA["url"], "category": "feature",
-        "createdAt": ideas_ex.IDEA["createdAt"]})
+    model_config = example(
+        {
+            "id": ideas_ex.IDEA_ID,
+            "title": ideas_ex.IDEA["title"],
+            "summary": ideas_ex.IDEA["summary"],
+            "source": "slack",
+            "authorName": "Sam Ortiz",
+            "url": ideas_ex.IDEA["url"],
+            "category": "feature",
+            "createdAt": ideas_ex.IDEA["createdAt"],
+        }
+    )
 
     id: uuid.UUID
     """The idea's id: receivers use it to drop a repeat"""

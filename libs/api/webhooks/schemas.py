@@ -27,15 +27,21 @@ TARGET = "https://hooks.example.com/ideas"
 class CreateWebhookRequest(Body):
     """A new subscription: where to deliver, and which events."""
 
-    model_config = example({"name": "Product analytics", "targetUrl": TARGET,
-                            "events": ["idea.created", "idea.status_changed"]})
+    model_config = example(
+        {
+            "name": "Product analytics",
+            "targetUrl": TARGET,
+            "events": ["idea.created", "idea.status_changed"],
+        }
+    )
 
     name: str | None = Field(default=None, max_length=255)
     """A name to recognise the subscription by"""
     targetUrl: str = Field(min_length=1, max_length=2000, json_schema_extra=HTTPS_ONLY)
     """https URL that receives the signed deliveries"""
-    events: list[WebhookEventType] = Field(min_length=1, max_length=11,
-                                           json_schema_extra={"uniqueItems": True})
+    events: list[WebhookEventType] = Field(
+        min_length=1, max_length=11, json_schema_extra={"uniqueItems": True}
+    )
     """The events to deliver, 1 to 11, each at most once"""
 
     @field_validator("events")
@@ -55,11 +61,19 @@ class UpdateWebhookRequest(Body):
 
     name: str | None = Field(default=None, max_length=255)
     """A label for people; null removes it"""
-    targetUrl: str = Field(default=None, min_length=1, max_length=2000,  # type: ignore[assignment]
-                           json_schema_extra=HTTPS_ONLY)
+    targetUrl: str = Field(  # type: ignore[assignment]
+        default=None,
+        min_length=1,
+        max_length=2000,
+        json_schema_extra=HTTPS_ONLY,
+    )
     """https URL that receives the signed deliveries"""
-    events: list[WebhookEventType] = Field(default=None, min_length=1,  # type: ignore[arg-type]
-                                           max_length=11, json_schema_extra={"uniqueItems": True})
+    events: list[WebhookEventType] = Field(
+        default=None,  # type: ignore[arg-type]
+        min_length=1,
+        max_length=11,
+        json_schema_extra={"uniqueItems": True},
+    )
     """The events to deliver, 1 to 11, each at most once"""
     isActive: bool = Field(default=None)  # type: ignore[assignment]
     """false pauses deliveries, true resumes them"""
@@ -105,8 +119,9 @@ class DeliveryListQuery(Query):
 class AutomationSubscribeRequest(Body):
     """A hook that receives every new idea of the workspace."""
 
-    model_config = example({"hookUrl": "https://hooks.zapier.example/hooks/catch/123/abc",
-                            "event": "new_idea"})
+    model_config = example(
+        {"hookUrl": "https://hooks.zapier.example/hooks/catch/123/abc", "event": "new_idea"}
+    )
 
     hookUrl: str = Field(min_length=1, max_length=2000, json_schema_extra=HTTPS_ONLY)
     """https URL that receives new ideas"""
@@ -115,16 +130,31 @@ class AutomationSubscribeRequest(Body):
 
 
 SUBSCRIPTION: dict[str, Any] = {
-    "id": WEBHOOK_ID, "name": "Product analytics", "targetUrl": TARGET,
-    "events": ["idea.created", "idea.status_changed"], "secret": "whsec_****Xk2Q",
-    "isActive": True, "failureCount": 0, "lastDeliveredAt": "2025-03-14T09:26:54.120311Z",
-    "lastFailedAt": None, "lastError": None, "createdAt": "2025-03-01T10:00:00.000000Z",
-    "updatedAt": "2025-03-01T10:00:00.000000Z"}
+    "id": WEBHOOK_ID,
+    "name": "Product analytics",
+    "targetUrl": TARGET,
+    "events": ["idea.created", "idea.status_changed"],
+    "secret": "whsec_****Xk2Q",
+    "isActive": True,
+    "failureCount": 0,
+    "lastDeliveredAt": "2025-03-14T09:26:54.120311Z",
+    "lastFailedAt": None,
+    "lastError": None,
+    "createdAt": "2025-03-01T10:00:00.000000Z",
+    "updatedAt": "2025-03-01T10:00:00.000000Z",
+}
 DELIVERY: dict[str, Any] = {
-    "id": "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d", "eventId": "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9",
-    "eventType": "idea.created", "status": "delivered", "statusCode": 200, "attemptCount": 1,
-    "error": None, "durationMs": 84, "deliveredAt": "2025-03-14T09:26:54.120311Z",
-    "createdAt": "2025-03-14T09:26:53.950122Z"}
+    "id": "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d",
+    "eventId": "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9",
+    "eventType": "idea.created",
+    "status": "delivered",
+    "statusCode": 200,
+    "attemptCount": 1,
+    "error": None,
+    "durationMs": 84,
+    "deliveredAt": "2025-03-14T09:26:54.120311Z",
+    "createdAt": "2025-03-14T09:26:53.950122Z",
+}
 
 
 class WebhookSubscription(Out):
@@ -140,9 +170,11 @@ class WebhookSubscription(Out):
     """URL that receives the deliveries"""
     events: list[WebhookEventType]
     """The events it receives"""
-    secret: str = Field(description="Signing secret: the full value (`whsec_` + 40 base62 "
-                                    "characters) only in the creation response, "
-                                    "`whsec_****` + its last 4 characters later")
+    secret: str = Field(
+        description="Signing secret: the full value (`whsec_` + 40 base62 "
+        "characters) only in the creation response, "
+        "`whsec_****` + its last 4 characters later"
+    )
     isActive: bool
     """Whether events are delivered to it (false after failing for days, or a 410 answer)"""
     failureCount: int
@@ -203,12 +235,22 @@ class WebhookAttempt(Out):
 class WebhookDeliveryDetail(WebhookDelivery):
     """A delivery with the payload sent and every attempt."""
 
-    model_config = example({**DELIVERY, "nextAttemptAt": None,
-                            "payload": {"id": "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9",
-                                        "type": "idea.created"},
-                            "attempts": [{"attempt": 1, "statusCode": 200, "error": None,
-                                          "durationMs": 84,
-                                          "attemptedAt": "2025-03-14T09:26:54.036189Z"}]})
+    model_config = example(
+        {
+            **DELIVERY,
+            "nextAttemptAt": None,
+            "payload": {"id": "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9", "type": "idea.created"},
+            "attempts": [
+                {
+                    "attempt": 1,
+                    "statusCode": 200,
+                    "error": None,
+                    "durationMs": 84,
+                    "attemptedAt": "2025-03-14T09:26:54.036189Z",
+                }
+            ],
+        }
+    )
 
     nextAttemptAt: datetime | None
     """The next scheduled attempt of a pending delivery; null once delivered or failed"""
@@ -221,8 +263,7 @@ class WebhookDeliveryDetail(WebhookDelivery):
 class WebhookTestResult(Out):
     """The outcome of a test ping."""
 
-    model_config = example({"success": True, "statusCode": 200, "durationMs": 42,
-                            "error": None})
+    model_config = example({"success": True, "statusCode": 200, "durationMs": 42, "error": None})
 
     success: bool
     """A 2xx answer within the timeout"""
@@ -234,14 +275,20 @@ class WebhookTestResult(Out):
     """Why it failed; null on success"""
 
 
-WebhookDeliveryPage = page_of("WebhookDeliveryPage", WebhookDelivery,
-                              "A page of a subscription's deliveries, newest first")
-WebhookDeliveryResult = data_of("WebhookDeliveryResult", WebhookDelivery,
-                                "The delivery, pending again")
-WebhookDeliveryDetailResult = data_of("WebhookDeliveryDetailResult", WebhookDeliveryDetail,
-                                      "The delivery with its payload and attempts")
-WebhookTestResultEnvelope = data_of("WebhookTestResultEnvelope", WebhookTestResult,
-                                    "The outcome of the ping")
+WebhookDeliveryPage = page_of(
+    "WebhookDeliveryPage", WebhookDelivery, "A page of a subscription's deliveries, newest first"
+)
+WebhookDeliveryResult = data_of(
+    "WebhookDeliveryResult", WebhookDelivery, "The delivery, pending again"
+)
+WebhookDeliveryDetailResult = data_of(
+    "WebhookDeliveryDetailResult",
+    WebhookDeliveryDetail,
+    "The delivery with its payload and attempts",
+)
+WebhookTestResultEnvelope = data_of(
+    "WebhookTestResultEnvelope", WebhookTestResult, "The outcome of the ping"
+)
 
 
 class WebhookSubscriptionDetail(WebhookSubscription):
@@ -249,17 +296,24 @@ class WebhookSubscriptionDetail(WebhookSubscription):
 
     model_config = example({**SUBSCRIPTION, "recentDeliveries": [DELIVERY]})
 
-    recentDeliveries: list[WebhookDelivery] = Field(max_length=20,
-                                                    description="The 20 newest, newest first")
+    recentDeliveries: list[WebhookDelivery] = Field(
+        max_length=20, description="The 20 newest, newest first"
+    )
 
 
-WebhookSubscriptionList = data_of("WebhookSubscriptionList", list[WebhookSubscription],
-                                  "The workspace's subscriptions, oldest first")
-WebhookSubscriptionResult = data_of("WebhookSubscriptionResult", WebhookSubscription,
-                                    "A subscription")
-WebhookSubscriptionDetailResult = data_of("WebhookSubscriptionDetailResult",
-                                          WebhookSubscriptionDetail,
-                                          "A subscription with its recent deliveries")
+WebhookSubscriptionList = data_of(
+    "WebhookSubscriptionList",
+    list[WebhookSubscription],
+    "The workspace's subscriptions, oldest first",
+)
+WebhookSubscriptionResult = data_of(
+    "WebhookSubscriptionResult", WebhookSubscription, "A subscription"
+)
+WebhookSubscriptionDetailResult = data_of(
+    "WebhookSubscriptionDetailResult",
+    WebhookSubscriptionDetail,
+    "A subscription with its recent deliveries",
+)
 
 
 class WebhookDeleted(Out):
@@ -273,16 +327,21 @@ class WebhookDeleted(Out):
     """Always true"""
 
 
-WebhookDeletedResult = data_of("WebhookDeletedResult", WebhookDeleted,
-                               "The subscription is deleted")
+WebhookDeletedResult = data_of(
+    "WebhookDeletedResult", WebhookDeleted, "The subscription is deleted"
+)
 
 
 class AutomationHook(Out):
     """A hook subscribed to new ideas."""
 
-    model_config = example({"id": "6f7a8b9c-0d1e-4f2a-b3c4-d5e6f7a8b9c0",
-                            "hookUrl": "https://hooks.zapier.example/hooks/catch/123/abc",
-                            "event": "new_idea"})
+    model_config = example(
+        {
+            "id": "6f7a8b9c-0d1e-4f2a-b3c4-d5e6f7a8b9c0",
+            "hookUrl": "https://hooks.zapier.example/hooks/catch/123/abc",
+            "event": "new_idea",
+        }
+    )
 
     id: uuid.UUID
     """The hook's id (to unsubscribe)"""

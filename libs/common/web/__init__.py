@@ -10,20 +10,60 @@ SIGTERM. The names below are the package's interface.
 """
 
 from .app import MountableRoute, create_app, healthz, metrics_app, mount_routes, readyz
-from .contexts import (BROKER_CLOSE_S, broker_context, close_pool, http_context, pg_context,
-                       relay_context, stop_tasks)
-from .keys import (BROKER, CALLER, HTTP, OPEN_PATHS, PEERS, PG_POOL, PROCESS, REQUEST_ID,
-                   SETTINGS)
-from .middlewares import (caller, context_middleware, error_middleware,
-                          internal_auth_middleware, method_not_allowed, route_label)
+from .contexts import (
+    BROKER_CLOSE_S,
+    broker_context,
+    close_pool,
+    http_context,
+    pg_context,
+    relay_context,
+    stop_tasks,
+)
+from .keys import BROKER, CALLER, HTTP, OPEN_PATHS, PEERS, PG_POOL, PROCESS, REQUEST_ID, SETTINGS
+from .middlewares import (
+    caller,
+    context_middleware,
+    error_middleware,
+    internal_auth_middleware,
+    method_not_allowed,
+    route_label,
+)
 from .responses import data_response, error_response, json_response
 from .serving import dump_tasks, run, serve
 
 __all__ = [
-    "BROKER", "BROKER_CLOSE_S", "CALLER", "HTTP", "OPEN_PATHS", "PEERS", "PG_POOL", "PROCESS",
-    "REQUEST_ID", "SETTINGS", "MountableRoute", "broker_context", "caller", "close_pool",
-    "context_middleware", "create_app", "data_response", "dump_tasks", "error_middleware",
-    "error_response", "healthz", "http_context", "internal_auth_middleware", "json_response",
-    "method_not_allowed", "metrics_app", "mount_routes", "pg_context", "readyz",
-    "relay_context", "route_label", "run", "serve", "stop_tasks",
+    "BROKER",
+    "BROKER_CLOSE_S",
+    "CALLER",
+    "HTTP",
+    "OPEN_PATHS",
+    "PEERS",
+    "PG_POOL",
+    "PROCESS",
+    "REQUEST_ID",
+    "SETTINGS",
+    "MountableRoute",
+    "broker_context",
+    "caller",
+    "close_pool",
+    "context_middleware",
+    "create_app",
+    "data_response",
+    "dump_tasks",
+    "error_middleware",
+    "error_response",
+    "healthz",
+    "http_context",
+    "internal_auth_middleware",
+    "json_response",
+    "method_not_allowed",
+    "metrics_app",
+    "mount_routes",
+    "pg_context",
+    "readyz",
+    "relay_context",
+    "route_label",
+    "run",
+    "serve",
+    "stop_tasks",
 ]

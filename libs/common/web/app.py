@@ -29,8 +29,9 @@ async def readyz(request: web.Request) -> web.Response:
     if BROKER in app:
         checks["broker"] = app[BROKER].ready
     ok = all(checks.values())
-    return json_response({"status": "ok" if ok else "unavailable", "checks": checks},
-                         status=200 if ok else 503)
+    return json_response(
+        {"status": "ok" if ok else "unavailable", "checks": checks}, status=200 if ok else 503
+    )
 
 
 async def metrics_handler(_: web.Request) -> web.Response:
@@ -62,9 +63,15 @@ def mount_routes(app: web.Application, routes: Iterable[MountableRoute], views: 
         app.router.add_route(route.method, route.aiohttp_path, getattr(views, route.operation_id))
 
 
-def create_app(settings: Settings, process: str, *, internal: bool = True,
-               middlewares: Iterable[Any] = (), metrics: bool = True,
-               handler_args: dict[str, Any] | None = None) -> web.Application:
+def create_app(
+    settings: Settings,
+    process: str,
+    *,
+    internal: bool = True,
+    middlewares: Iterable[Any] = (),
+    metrics: bool = True,
+    handler_args: dict[str, Any] | None = None,
+) -> web.Application:
     """A bare application with the shared middlewares and the open endpoints.
 
     `metrics=False` leaves `/metrics` out: a public listener serves its metrics on an internal

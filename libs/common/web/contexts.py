@@ -24,11 +24,14 @@ from .keys import BROKER, HTTP, PEERS, PG_POOL, PROCESS, SETTINGS
 log = structlog.get_logger("http")
 
 
-def pg_context(dsn: Callable[[Any], str] | None = None, *,
-               key: web.AppKey[aiopg.Pool] = PG_POOL, role: str = "",
-               size: tuple[int, int] | None = None,
-               options: Callable[[Any], Sequence[str]] | Sequence[str] = ()
-               ) -> Callable[[web.Application], AsyncIterator[None]]:
+def pg_context(
+    dsn: Callable[[Any], str] | None = None,
+    *,
+    key: web.AppKey[aiopg.Pool] = PG_POOL,
+    role: str = "",
+    size: tuple[int, int] | None = None,
+    options: Callable[[Any], Sequence[str]] | Sequence[str] = (),
+) -> Callable[[web.Application], AsyncIterator[None]]:
     """A PostgreSQL pool under `key`, with the process's database timeouts.
 
     By default the process's main pool: `DATABASE_URL`, `DB_POOL_MIN`..`DB_POOL_MAX`
@@ -40,9 +43,13 @@ def pg_context(dsn: Callable[[Any], str] | None = None, *,
         s: Settings = app[SETTINGS]
         minsize, maxsize = size or (s.db_pool_min, s.db_pool_max)
         pool = await db.create_pool(
-            dsn(s) if dsn is not None else s.database_url, minsize=minsize, maxsize=maxsize,
-            timeouts=s.db_timeouts(), extra_options=options(s) if callable(options) else options,
-            application_name=f"ims-{app[PROCESS]}" + (f"-{role}" if role else ""))
+            dsn(s) if dsn is not None else s.database_url,
+            minsize=minsize,
+            maxsize=maxsize,
+            timeouts=s.db_timeouts(),
+            extra_options=options(s) if callable(options) else options,
+            application_name=f"ims-{app[PROCESS]}" + (f"-{role}" if role else ""),
+        )
         app[key] = pool
         yield
         await close_pool(pool)
@@ -59,10 +66,13 @@ async def close_pool(pool: aiopg.Pool) -> None:
         pool.terminate()
 
 
-def broker_context(queues: Mapping[str, Sequence[str]],
-                   consumers: Mapping[str, Handler] | None = None, schema: str | None = None,
-                   prefetch: int = 32, consumer_cls: type[Consumer] = Consumer
-                   ) -> Callable[[web.Application], AsyncIterator[None]]:
+def broker_context(
+    queues: Mapping[str, Sequence[str]],
+    consumers: Mapping[str, Handler] | None = None,
+    schema: str | None = None,
+    prefetch: int = 32,
+    consumer_cls: type[Consumer] = Consumer,
+) -> Callable[[web.Application], AsyncIterator[None]]:
     """Connect to RabbitMQ in the background (retrying), declare `queues` (every consumer
     queue of the topology, libs/api/topology.py), then start the consumers."""
 

@@ -21,4 +21,3 @@ CALLER = web.RequestKey("caller", Caller)
 REQUEST_ID = web.RequestKey("request_id", str)
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
-

@@ -22,10 +22,15 @@ from .responses import error_response
 
 log = structlog.get_logger("http")
 
-REQUESTS = Counter("ims_http_requests_total", "HTTP requests", ["process", "method", "route", "status"])
-LATENCY = Histogram("ims_http_request_duration_seconds", "HTTP request duration",
-                    ["process", "route"],
-                    buckets=(0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
+REQUESTS = Counter(
+    "ims_http_requests_total", "HTTP requests", ["process", "method", "route", "status"]
+)
+LATENCY = Histogram(
+    "ims_http_request_duration_seconds",
+    "HTTP request duration",
+    ["process", "route"],
+    buckets=(0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
 
 
 def caller(request: web.Request) -> Caller:
@@ -43,7 +48,9 @@ def route_label(request: web.Request) -> str:
 
 
 @web.middleware
-async def context_middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+async def context_middleware(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
     """Request id in and out, one canonical log line, and the metrics of every request."""
     request_id = request.headers.get(H_REQUEST_ID) or uuid.uuid4().hex
     if len(request_id) > 128 or not request_id.isprintable():
@@ -70,7 +77,9 @@ async def context_middleware(request: web.Request, handler: Callable[[web.Reques
 
 
 @web.middleware
-async def error_middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+async def error_middleware(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
     """Every failure becomes the error envelope; the unexpected is logged once, with its id."""
     request_id = request.get(REQUEST_ID)
     try:
@@ -91,27 +100,33 @@ async def error_middleware(request: web.Request, handler: Callable[[web.Request]
         raise
     except Exception as err:
         if database_down(err):  # a dependency's outage: 503, retry (libs/common/unavailable.py)
-            log.warning("database_unavailable", method=request.method, path=request.path,
-                        error=repr(err))
+            log.warning(
+                "database_unavailable", method=request.method, path=request.path, error=repr(err)
+            )
             return error_response(DatabaseUnavailable(), request_id)
         log.exception("unhandled_error", method=request.method, path=request.path)
         return error_response(ApiError(f"Internal server error (request {request_id})"), request_id)
 
 
-def method_not_allowed(exc: web.HTTPMethodNotAllowed,
-                       headers: dict[str, str] | None = None) -> MethodNotAllowed:
+def method_not_allowed(
+    exc: web.HTTPMethodNotAllowed, headers: dict[str, str] | None = None
+) -> MethodNotAllowed:
     """405 with `Allow` listing the path's methods (docs/api.md)."""
     allow = ", ".join(sorted(exc.allowed_methods))
     return MethodNotAllowed(headers={**(headers or {}), "Allow": allow})
 
 
-def internal_auth_middleware(tokens: tuple[str, ...]) -> Callable[..., Awaitable[web.StreamResponse]]:
+def internal_auth_middleware(
+    tokens: tuple[str, ...],
+) -> Callable[..., Awaitable[web.StreamResponse]]:
     """Services answer only calls carrying an internal token, i.e. from the gateway or a peer.
     Every token of INTERNAL_TOKEN is accepted (two while one replaces the other)."""
     expected = [token.encode() for token in tokens]
 
     @web.middleware
-    async def check(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    async def check(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
         if request.path in OPEN_PATHS:
             return await handler(request)
         given = request.headers.get(H_TOKEN, "").encode()

@@ -11,9 +11,12 @@ from ..errors import ApiError
 from ..render import dumps
 
 
-def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(body=dumps(data), status=status, headers=headers,
-                        content_type="application/json")
+def json_response(
+    data: Any, status: int = 200, headers: dict[str, str] | None = None
+) -> web.Response:
+    return web.Response(
+        body=dumps(data), status=status, headers=headers, content_type="application/json"
+    )
 
 
 def data_response(data: Any, status: int = 200) -> web.Response:

@@ -31,14 +31,19 @@ def dump_tasks() -> None:
 
 
 def _runner(app: web.Application, settings: Settings) -> Runner:
-    return Runner(app, handle_signals=False, access_log=None,
-                  shutdown_timeout=settings.shutdown_timeout_s,
-                  keepalive_timeout=settings.http_keepalive_timeout_s,
-                  head_timeout=settings.http_header_timeout_s)
+    return Runner(
+        app,
+        handle_signals=False,
+        access_log=None,
+        shutdown_timeout=settings.shutdown_timeout_s,
+        keepalive_timeout=settings.http_keepalive_timeout_s,
+        head_timeout=settings.http_header_timeout_s,
+    )
 
 
-async def serve(app: web.Application, host: str, port: int,
-                metrics_port: int | None = None) -> None:
+async def serve(
+    app: web.Application, host: str, port: int, metrics_port: int | None = None
+) -> None:
     """Start, serve until SIGTERM or SIGINT, then shut down within the configured timeout.
 
     The signals only set an event, and they are caught from before start-up: a stop asked for
