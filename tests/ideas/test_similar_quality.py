@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from libs.common.settings import Settings
+from services.ideas.settings import IdeasSettings
 from tests.support.api import Api
 
 I = "/api/v1/ideas"
@@ -78,7 +78,7 @@ async def test_duplicate_threshold_precision_and_recall(api: Api) -> None:
     """At DUPLICATE_SIMILARITY's default: of the requests the rule calls duplicates, at least
     90% are (and of the right idea); it catches at least 70% of the paraphrases."""
     by_id = await load(api)
-    threshold = Settings.duplicate_similarity
+    threshold = IdeasSettings.duplicate_similarity
     hits = wrong = 0
     for q in DATA["queries"] + DATA["negatives"]:
         r = await api.post(
