@@ -4,6 +4,9 @@ rotation with dual signing, Standard Webhooks headers, the delivery log and rede
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
+import hmac
 import re
 import time
 import uuid
@@ -329,6 +332,7 @@ async def test_delivery_log_pages_newest_first_with_filters(
         if cursor is None:
             break
     assert seen == ids
+    await cursors_signed_with_the_whole_secret(system, ws, url)
     failed = (await ws.api.get(url, params={"status": "failed"})).data
     assert [d["status"] for d in failed] == ["failed"] and failed[0]["attemptCount"] == 3
     assert len((await ws.api.get(url, params={"status": "delivered"})).data) == 4
@@ -351,6 +355,26 @@ async def test_delivery_log_pages_newest_first_with_filters(
     ):
         r = await ws.api.get(url, params=params)
         assert r.status == 400 and r.error["field"] == field, (params, r.body)
+
+
+async def cursors_signed_with_the_whole_secret(system: System, ws: Workspace, url: str) -> None:
+    """A page's cursor is signed with the whole CURSOR_SECRET (it once was signed with its first
+    character only, which anyone could forge): the same cursor re-signed with that character
+    is refused."""
+    cursor = (await ws.api.get(url, params={"limit": 1})).json["pagination"]["nextCursor"]
+    body, sig = cursor.split(".", 1)
+    payload = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+
+    def signed(key: str) -> str:
+        mac = hmac.new(key.encode(), payload, hashlib.sha256).digest()[:16]
+        return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
+
+    assert sig == signed(system.cursor_secret)
+    assert (await ws.api.get(url, params={"limit": 1, "cursor": cursor})).status == 200
+    forged = await ws.api.get(
+        url, params={"limit": 1, "cursor": f"{body}.{signed(system.cursor_secret[0])}"}
+    )
+    assert forged.status == 400 and forged.error["field"] == "cursor"
 
 
 async def test_delivery_detail_has_payload_and_every_attempt(
