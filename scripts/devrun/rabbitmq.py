@@ -111,14 +111,16 @@ def write_config(home: Path, target: AmqpTarget) -> None:
     (home / "rabbitmq-env.conf").write_text("# the settings come from the environment\n")
 
 
-def node_env(home: Path, target: AmqpTarget, epmd_port: int, dist_port: int) -> dict[str, str]:
+def node_env(
+    home: Path, target: AmqpTarget, epmd_port: int, dist_port: int, nodename: str = NODENAME
+) -> dict[str, str]:
     # A developer's own RABBITMQ_* and ERL_* settings describe their node, not this one.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RABBITMQ_", "ERL_"))}
     env.update(
         HOME=str(home / "home"),  # the Erlang cookie is $HOME/.erlang.cookie
         ERL_EPMD_PORT=str(epmd_port),
         ERL_CRASH_DUMP=str(home / "erl_crash.dump"),
-        RABBITMQ_NODENAME=NODENAME,
+        RABBITMQ_NODENAME=nodename,
         RABBITMQ_NODE_IP_ADDRESS=loopback_address(target.host),
         RABBITMQ_NODE_PORT=str(target.port),
         # The default (AMQP port + 20000) is out of range for ports above 45535.

@@ -22,6 +22,7 @@ import psycopg2
 
 from services.ctl.migrate import migrate
 from scripts.devrun import pgcluster, rabbitmq
+from scripts.devrun.targets import AmqpTarget
 from tests.support.processes import free_port
 
 
@@ -145,27 +146,10 @@ class PrivateRabbit:
         return f"amqp://guest:guest@127.0.0.1:{self.port}/"
 
     def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("RABBITMQ_", "ERL_"))}
-        h = self.home
-        env.update(
-            HOME=str(h / "home"),
-            ERL_EPMD_PORT=str(self.epmd_port),
-            ERL_CRASH_DUMP=str(h / "erl_crash.dump"),
-            RABBITMQ_NODENAME=self.nodename,
-            RABBITMQ_NODE_IP_ADDRESS="127.0.0.1",
-            RABBITMQ_NODE_PORT=str(self.port),
-            RABBITMQ_DIST_PORT=str(self.dist_port),
-            RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}",
-            RABBITMQ_MNESIA_BASE=str(h / "mnesia"),
-            RABBITMQ_LOG_BASE=str(h / "log"),
-            RABBITMQ_PID_FILE=str(h / "rabbitmq.pid"),
-            RABBITMQ_CONF_ENV_FILE=str(h / "rabbitmq-env.conf"),
-            RABBITMQ_CONFIG_FILE=str(h / "rabbitmq.conf"),
-            RABBITMQ_CONFIG_FILES=str(h / "conf.d"),
-            RABBITMQ_ADVANCED_CONFIG_FILE=str(h / "advanced.config"),
-            RABBITMQ_ENABLED_PLUGINS_FILE=str(h / "enabled_plugins"),
+        target = AmqpTarget.parse(self.url)
+        return rabbitmq.node_env(
+            self.home, target, self.epmd_port, self.dist_port, nodename=self.nodename
         )
-        return env
 
     def _spawn(self, cmd: list[Any], log: str) -> subprocess.Popen[bytes]:
         with open(self.home / log, "ab") as out:
