@@ -272,6 +272,16 @@ class OutboxRelay:
 Handler = Callable[[aiopg.Cursor, dict[str, Any]], Awaitable[None]]
 
 
+@dataclass(frozen=True)
+class Idempotent:
+    """A consumer's handler whose effect is the same however often, and in whatever order, it
+    runs, because it applies the current state rather than the event's: it runs without the
+    record of handled events, with the pool, and opens the transactions it needs (so it can do
+    slow work, say a model's, with none open)."""
+
+    apply: Callable[[aiopg.Pool, dict[str, Any]], Awaitable[None]]
+
+
 class Event(dict[str, Any]):
     """A consumed event's fields, `body`: the exact bytes it was published as, which a
     consumer that passes the event on (the webhooks fan-out) sends as they are, and `headers`:
@@ -307,7 +317,7 @@ class Consumer:
         broker: Broker,
         consumer: str,
         schema: str,
-        handler: Handler,
+        handler: Handler | Idempotent,
         prefetch: int = 32,
     ) -> None:
         self.pool, self.broker, self.consumer, self.schema = pool, broker, consumer, schema
@@ -327,6 +337,9 @@ class Consumer:
 
     async def handle(self, event: dict[str, Any]) -> bool:
         """Apply the event once; False when it had already been handled."""
+        if isinstance(self.handler, Idempotent):
+            await self.handler.apply(self.pool, event)
+            return True
         async with db.transaction(self.pool) as cur:
             await cur.execute(
                 f"INSERT INTO {self.schema}.processed_events (consumer, event_id)"

@@ -21,6 +21,7 @@ from libs.common.web import (
 from . import projection, similar, views
 from libs.api.ideas.routes import ROUTES
 from libs.api.topology import QUEUES
+from .embedder import embedder_context
 from .internal import setup_internal_routes
 from .settings import IdeasSettings
 
@@ -30,10 +31,14 @@ def similar_context(index: similar.Similar) -> Callable[[web.Application], Async
 
     async def ctx(app: web.Application) -> AsyncIterator[None]:
         app[similar.SIMILAR] = index
-        task = asyncio.create_task(index.run_refresher(app[PG_POOL]))
+        tasks = {
+            asyncio.create_task(index.run_refresher(app[PG_POOL])),
+            asyncio.create_task(index.warm()),
+        }
         yield
-        task.cancel()
-        await asyncio.wait({task}, timeout=5.0)
+        for task in tasks:
+            task.cancel()
+        await asyncio.wait(tasks, timeout=5.0)
         index.close()
 
     return ctx
@@ -41,10 +46,16 @@ def similar_context(index: similar.Similar) -> Callable[[web.Application], Async
 
 def create_ideas_app(settings: IdeasSettings) -> web.Application:
     app = create_app(settings, "ideas")
-    index = similar.Similar(settings.database_url, settings.similar_embed_threads)
-    consumers = {**projection.CONSUMERS, "similar": similar.consumer(index)}
+    index = similar.Similar(
+        settings.database_url,
+        settings.similar_embed_workers,
+        settings.similar_embed_nice,
+        settings.similar_index_memory_mb * 2**20,
+    )
+    consumers = projection.CONSUMERS
     app.cleanup_ctx.append(pg_context())
     app.cleanup_ctx.append(similar_context(index))
+    app.cleanup_ctx.append(embedder_context())
     app.cleanup_ctx.append(broker_context(QUEUES, consumers=consumers, schema="ideas"))
     app.cleanup_ctx.append(relay_context("ideas"))
     app.cleanup_ctx.append(http_context)

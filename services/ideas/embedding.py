@@ -9,11 +9,22 @@ dimensions; they are stored as int8 (each component x 127, rounded).
 
 from __future__ import annotations
 
+import asyncio
+import multiprocessing
+import os
+import signal
 import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import structlog
+
+from libs.common.errors import ServiceUnavailable
+
+log = structlog.get_logger("embedding")
 
 DIM = 384
 MAX_TOKENS = 256
@@ -81,6 +92,87 @@ class Embedder:
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+def lower_priority(nice: int) -> None:
+    """This process's CPU priority, `nice` steps below the one it started with."""
+    if nice > 0:
+        os.nice(nice)
+
+
+# ---- the search texts' worker processes -----------------------------------------------------
+
+_worker: Embedder | None = None
+
+
+def _start_worker(nice: int) -> None:
+    """A worker process's start: a lower CPU priority, then the model (loaded once)."""
+    global _worker
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the service's stop is the service's to make
+    lower_priority(nice)
+    _worker = Embedder(1)
+    _worker.load()
+
+
+def _embed_in_worker(texts: list[str]) -> np.ndarray:
+    assert _worker is not None
+    return _worker.embed(texts)
+
+
+class EmbedPool:
+    """Texts embedded in worker processes of their own (docs/similar.md), `nice` steps below
+    the service's CPU priority: the model never holds the service's GIL, and the service's
+    requests (and PostgreSQL's) take the CPU first when both want it.
+
+    Workers start on first use (`warm` starts one ahead) with the `spawn` method, so none
+    inherits the event loop's threads or sockets. A worker that dies breaks the pool; the
+    texts it held are tried once more in a new one."""
+
+    def __init__(self, workers: int, nice: int) -> None:
+        self.workers, self.nice = workers, nice
+        self._executor: ProcessPoolExecutor | None = None
+
+    def _pool(self) -> ProcessPoolExecutor:
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(
+                self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start_worker,
+                initargs=(self.nice,),
+            )
+        return self._executor
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors (float32, one row a text). A broken pool (a worker died) is replaced
+        and the texts tried once more in the new one; a second break answers 503."""
+        for attempt in (1, 2):
+            executor = self._pool()
+            try:
+                return await asyncio.get_running_loop().run_in_executor(
+                    executor, _embed_in_worker, texts
+                )
+            except BrokenProcessPool as err:
+                if self._executor is executor:
+                    self._executor = None
+                    executor.shutdown(wait=False, cancel_futures=True)
+                log.warning("embed_pool_broken", attempt=attempt, error=repr(err))
+                if attempt == 2:
+                    raise ServiceUnavailable(
+                        "The embedding model is restarting; try again"
+                    ) from err
+        raise AssertionError("unreachable")
+
+    async def warm(self) -> None:
+        """Start a worker and load its model now, so the first text does not wait for it."""
+        try:
+            await self.embed(["warm up"])
+        except ServiceUnavailable:
+            pass
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
 
 
 def quantize(vectors: np.ndarray) -> np.ndarray:

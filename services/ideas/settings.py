@@ -18,19 +18,33 @@ def _fraction(env: dict[str, str], name: str, default: float) -> float:
     return value
 
 
+def _nice(env: dict[str, str], name: str, default: int) -> int:
+    value = env_int(env, name, default)
+    if value > 19:
+        raise SettingsError(f"{name} must be an integer from 0 to 19, got {value}")
+    return value
+
+
 @dataclass(frozen=True)
 class IdeasSettings(Settings):
-    # Similar ideas (docs/similar.md): the automation API's meaning rule's threshold, and the
-    # threads that embed texts off the event loop.
+    # Similar ideas (docs/similar.md): the automation API's meaning rule's threshold; the
+    # worker processes that embed search texts; how many steps (0 to 19) below the ideas
+    # process's CPU priority they and the embedder process run.
     duplicate_similarity: float = 0.5
-    similar_embed_threads: int = 1
+    similar_embed_workers: int = 1
+    similar_embed_nice: int = 10
+    # The in-memory indexes an ideas process keeps, in MB: beyond, the least recently
+    # searched workspaces' are dropped (and loaded again when searched).
+    similar_index_memory_mb: int = 1024
 
     @classmethod
     def read(cls, e: dict[str, str], require_secrets: bool) -> dict[str, Any]:
         return dict(
             super().read(e, require_secrets),
             duplicate_similarity=_fraction(e, "DUPLICATE_SIMILARITY", 0.5),
-            similar_embed_threads=env_int(e, "SIMILAR_EMBED_THREADS", 1, 1),
+            similar_embed_workers=env_int(e, "SIMILAR_EMBED_WORKERS", 1, 1),
+            similar_embed_nice=_nice(e, "SIMILAR_EMBED_NICE", 10),
+            similar_index_memory_mb=env_int(e, "SIMILAR_INDEX_MEMORY_MB", 1024, 1),
         )
 
 

@@ -1,14 +1,16 @@
 """Similar ideas by meaning (docs/similar.md): the in-memory index of each workspace, its
-upkeep from `ideas.embeddings`, the event consumer that computes embeddings, and the searches.
+upkeep from `ideas.embeddings`, the embedder's writes of that table, and the searches.
 
-- Texts are embedded in a bounded executor (`SIMILAR_EMBED_THREADS` threads, at most
-  `EMBED_QUEUE` texts waiting), never on the event loop.
+- Search texts are embedded in worker processes at a lower CPU priority
+  (`embedding.EmbedPool`, at most `EMBED_QUEUE` texts waiting): never on the event loop,
+  never under its GIL; new and edited ideas by the embedder process (embedder.py).
 - Each process keeps, per workspace it has searched, an index: ids, int8 vectors, their sign
   bits, and which are live. A search with up to `RESCORE` live vectors is exact; above that,
   the Hamming distance of the sign bits picks `RESCORE` candidates, scored exactly.
-- The `similar` queue's consumer (idea.created/updated/status_changed/deleted) writes an idea's
-  row in `ideas.embeddings` and notifies `ideas_similar`; every process then applies the rows
-  past the last `seq` it saw (a look-back covers rows committed out of seq order).
+- The embedder process (embedder.py) consumes the `similar` queue (idea.created/updated/
+  status_changed/deleted), writes ideas' rows in `ideas.embeddings` (`upsert_embeddings`) and
+  notifies `ideas_similar`; every process then applies the rows past the last `seq` it saw
+  (a look-back covers rows committed out of seq order).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import io
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +34,7 @@ from aiohttp import web
 from libs.common import db
 from libs.common.errors import NotFound, ServiceUnavailable
 
-from .embedding import DIM, Embedder, idea_text, quantize
+from .embedding import DIM, EmbedPool, Embedder, idea_text, quantize
 from .render import IDEA_JSON, fragment
 
 log = structlog.get_logger("similar")
@@ -168,43 +171,42 @@ class Similar:
     """The process's indexes and executors (one per ideas process, on the app)."""
 
     dsn: str
-    threads: int
-    embedder: Embedder = field(init=False)
+    workers: int = 1
+    nice: int = 10
+    memory_budget: int = 1024 * 2**20  # bytes of indexes kept (SIMILAR_INDEX_MEMORY_MB)
     indexes: dict[uuid.UUID, Index] = field(default_factory=dict)
     loading: dict[uuid.UUID, asyncio.Future[Index]] = field(default_factory=dict)
     watermark: int = 0
 
     def __post_init__(self) -> None:
-        self.embedder = Embedder(self.threads)
-        self.embed_pool = ThreadPoolExecutor(self.threads, thread_name_prefix="embed")
-        # The consumer's embeddings (new and edited ideas) have threads of their own, so a
-        # search never waits behind them. (At a lower CPU priority they missed the 2-second
-        # freshness on a loaded machine: they run at the process's.)
-        self.background_pool = ThreadPoolExecutor(self.threads, thread_name_prefix="embed-bg")
+        # New and edited ideas are embedded by the embedder process (embedder.py), so a search
+        # never waits behind them.
+        self.query_pool = EmbedPool(self.workers, self.nice)
         self.search_pool = ThreadPoolExecutor(2, thread_name_prefix="search")
         self.waiting = threading.BoundedSemaphore(EMBED_QUEUE)
 
-    async def embed(self, texts: list[str], background: bool = False) -> np.ndarray:
-        loop = asyncio.get_running_loop()
-        if background:  # the consumer: bounded by its prefetch
-            return await loop.run_in_executor(self.background_pool, self.embedder.embed, texts)
+    async def embed(self, texts: list[str]) -> np.ndarray:
         if not self.waiting.acquire(blocking=False):
             raise ServiceUnavailable("Too many texts waiting to be embedded; try again")
         try:
-            return await loop.run_in_executor(self.embed_pool, self.embedder.embed, texts)
+            return await self.query_pool.embed(texts)
         finally:
             self.waiting.release()
 
+    async def warm(self) -> None:
+        """Start a worker (it loads the model) ahead of the first text."""
+        await self.query_pool.warm()
+
     def close(self) -> None:
-        self.embed_pool.shutdown(wait=False, cancel_futures=True)
-        self.background_pool.shutdown(wait=False, cancel_futures=True)
+        self.query_pool.close()
         self.search_pool.shutdown(wait=False, cancel_futures=True)
 
     # ---- the index of a workspace ----------------------------------------------------------
 
     async def index(self, workspace_id: uuid.UUID) -> Index:
-        found = self.indexes.get(workspace_id)
+        found = self.indexes.pop(workspace_id, None)
         if found is not None:
+            self.indexes[workspace_id] = found  # the most recently searched last
             return found
         pending = self.loading.get(workspace_id)
         if pending is None:
@@ -222,6 +224,7 @@ class Similar:
             self.search_pool, load_index, self.dsn, workspace_id
         )
         self.indexes[workspace_id] = index
+        self._evict()
         # Rows written while it loaded (past its snapshot): the next refresh reads from there
         # (rows other indexes already applied are skipped, each version is applied once).
         self.watermark = min(self.watermark, seq) if self.watermark else seq
@@ -232,6 +235,22 @@ class Similar:
             bytes=index.nbytes,
         )
         return index
+
+    def _evict(self) -> None:
+        """Drop the least recently searched indexes while they hold more than the budget
+        (never the last one: it was just searched); a dropped one loads again when searched."""
+        held = sum(i.nbytes for i in self.indexes.values())
+        while held > self.memory_budget and len(self.indexes) > 1:
+            workspace_id = next(iter(self.indexes))
+            dropped = self.indexes.pop(workspace_id)
+            held -= dropped.nbytes
+            log.info(
+                "similar_index_evicted",
+                workspace_id=str(workspace_id),
+                vectors=dropped.n,
+                bytes=dropped.nbytes,
+                held_bytes=held,
+            )
 
     async def refresh(self, cur: aiopg.Cursor) -> None:
         """Apply the rows of loaded workspaces written since the watermark (and up to
@@ -257,6 +276,8 @@ class Similar:
                 index.seen.clear()
             index.seen[r["idea_id"]] = r["seq"]
         self.watermark = max(self.watermark, top)
+        if rows:
+            self._evict()  # the indexes grew
 
     async def run_refresher(self, pool: aiopg.Pool) -> None:
         """LISTEN ideas_similar and refresh on each notice (and every second regardless)."""
@@ -386,53 +407,76 @@ def load_index(dsn: str, workspace_id: uuid.UUID) -> tuple[Index, int]:
     return index, seq
 
 
-# ---- the consumer: an idea's embedding follows its text and state ---------------------------
+# ---- the embedder's writes: an idea's embedding follows its text and state --------------------
 
 
-async def upsert_embedding(
-    cur: aiopg.Cursor, similar: Similar, workspace_id: str, idea_id: str
-) -> None:
-    row = await db.fetchone(
-        cur,
-        f"SELECT i.title, i.summary, ({ELIGIBLE}) AS live, e.text_hash, e.live AS was_live"
-        " FROM ideas.ideas i LEFT JOIN ideas.embeddings e"
-        "  ON e.workspace_id = i.workspace_id AND e.idea_id = i.id"
-        " WHERE i.workspace_id = %s AND i.id = %s",
-        (workspace_id, idea_id),
-    )
-    if row is None:
-        return
-    text = idea_text(row["title"], row["summary"])
-    digest = text_hash(text)
-    same_text = row["text_hash"] is not None and bytes(row["text_hash"]) == digest
-    if same_text and row["was_live"] == row["live"]:
-        return  # nothing the index sees changed (a vote, a RICE score, a repeat)
-    if same_text:
-        await cur.execute(
-            "UPDATE ideas.embeddings SET live = %s, seq = nextval("
-            "'ideas.embedding_seq'), updated_at = now() WHERE workspace_id = %s"
-            " AND idea_id = %s",
-            (row["live"], workspace_id, idea_id),
+async def upsert_embeddings(
+    pool: aiopg.Pool,
+    embed: Callable[[list[str]], Awaitable[np.ndarray]],
+    ideas: list[tuple[str, str]],
+) -> int:
+    """Bring the rows in `ideas.embeddings` of these (workspace id, idea id) to the ideas'
+    current text and state; the rows written. The model runs with no transaction open; a
+    row is written only if its idea's text is still the one embedded (an edit since has an
+    event of its own), with the state read under a lock, in one transaction."""
+    ideas = sorted(set(ideas))
+    keys = ([w for w, _ in ideas], [i for _, i in ideas])
+    async with db.cursor(pool) as cur:
+        rows = await db.fetchall(
+            cur,
+            f"SELECT i.workspace_id, i.id, i.title, i.summary, ({ELIGIBLE}) AS live,"
+            " e.text_hash, e.live AS was_live FROM ideas.ideas i"
+            " LEFT JOIN ideas.embeddings e ON e.workspace_id = i.workspace_id AND e.idea_id = i.id"
+            " WHERE (i.workspace_id, i.id) IN (SELECT * FROM unnest(%s::uuid[], %s::uuid[]))",
+            keys,
         )
-    else:
-        vec = quantize((await similar.embed([text], background=True))[0])
-        await cur.execute(
-            "INSERT INTO ideas.embeddings AS e (workspace_id, idea_id, vector, text_hash, live)"
-            " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (workspace_id, idea_id) DO UPDATE"
-            " SET vector = EXCLUDED.vector, text_hash = EXCLUDED.text_hash,"
-            " live = EXCLUDED.live, seq = nextval('ideas.embedding_seq'), updated_at = now()",
-            (workspace_id, idea_id, vec.tobytes(), digest, row["live"]),
+    todo: dict[tuple[uuid.UUID, uuid.UUID], tuple[bytes, str | None]] = {}
+    for r in rows:
+        text = idea_text(r["title"], r["summary"])
+        digest = text_hash(text)
+        same_text = r["text_hash"] is not None and bytes(r["text_hash"]) == digest
+        if not same_text or r["was_live"] != r["live"]:  # else only a vote, a score, a repeat
+            todo[(r["workspace_id"], r["id"])] = (digest, None if same_text else text)
+    if not todo:
+        return 0
+    texts = [t for _, t in todo.values() if t is not None]
+    vectors = iter(quantize(await embed(texts)) if texts else [])
+    fresh = {key: next(vectors) for key, (_, t) in todo.items() if t is not None}
+    written = 0
+    async with db.transaction(pool) as cur:
+        now = await db.fetchall(
+            cur,
+            f"SELECT i.workspace_id, i.id, i.title, i.summary, ({ELIGIBLE}) AS live"
+            " FROM ideas.ideas i WHERE (i.workspace_id, i.id) IN"
+            " (SELECT * FROM unnest(%s::uuid[], %s::uuid[])) ORDER BY i.id FOR SHARE",
+            ([str(w) for w, _ in todo], [str(i) for _, i in todo]),
         )
-    await cur.execute("NOTIFY ideas_similar")
-
-
-def consumer(similar: Similar) -> Any:
-    async def handle(cur: aiopg.Cursor, event: dict[str, Any]) -> None:
-        idea = event["data"].get("idea")
-        if isinstance(idea, dict) and "id" in idea:
-            await upsert_embedding(cur, similar, event["workspaceId"], idea["id"])
-
-    return handle
+        for r in now:
+            key = (r["workspace_id"], r["id"])
+            digest, _ = todo[key]
+            if text_hash(idea_text(r["title"], r["summary"])) != digest:
+                continue
+            vec = fresh.get(key)
+            if vec is None:
+                await cur.execute(
+                    "UPDATE ideas.embeddings SET live = %s, seq = nextval("
+                    "'ideas.embedding_seq'), updated_at = now() WHERE workspace_id = %s"
+                    " AND idea_id = %s AND live <> %s",
+                    (r["live"], key[0], key[1], r["live"]),
+                )
+            else:
+                await cur.execute(
+                    "INSERT INTO ideas.embeddings AS e (workspace_id, idea_id, vector, text_hash,"
+                    " live) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (workspace_id, idea_id) DO"
+                    " UPDATE SET vector = EXCLUDED.vector, text_hash = EXCLUDED.text_hash,"
+                    " live = EXCLUDED.live, seq = nextval('ideas.embedding_seq'),"
+                    " updated_at = now()",
+                    (key[0], key[1], vec.tobytes(), digest, r["live"]),
+                )
+            written += cur.rowcount
+        if written:
+            await cur.execute("NOTIFY ideas_similar")
+    return written
 
 
 # ---- the admin rebuild (ideasctl similar rebuild) ---------------------------------------------

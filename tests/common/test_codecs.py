@@ -12,6 +12,7 @@ from libs.common.errors import ValidationFailed
 from libs.common.pagination import decode_cursor, encode_cursor, page_info
 from libs.common.settings import Settings, SettingsError, secret_problem
 from services.gateway.settings import GatewaySettings
+from services.ideas.settings import IdeasSettings
 from services.webhooks.settings import WebhooksSettings
 from libs.common.validation import Body, Query, loc_to_field, validate_json
 
@@ -168,6 +169,10 @@ SECRETS = {"INTERNAL_TOKEN": secrets.token_urlsafe(32), "CURSOR_SECRET": secrets
         (Settings, {"HTTP_KEEPALIVE_TIMEOUT_S": "soon"}, "HTTP_KEEPALIVE_TIMEOUT_S"),
         (GatewaySettings, {"KEY_CACHE_SIZE": "0"}, "KEY_CACHE_SIZE"),
         (GatewaySettings, {"GATEWAY_METRICS_PORT": "x"}, "GATEWAY_METRICS_PORT"),
+        (IdeasSettings, {"SIMILAR_EMBED_NICE": "20"}, "SIMILAR_EMBED_NICE"),
+        (IdeasSettings, {"SIMILAR_EMBED_NICE": "-1"}, "SIMILAR_EMBED_NICE"),
+        (IdeasSettings, {"SIMILAR_EMBED_WORKERS": "0"}, "SIMILAR_EMBED_WORKERS"),
+        (IdeasSettings, {"DUPLICATE_SIMILARITY": "1.5"}, "DUPLICATE_SIMILARITY"),
     ],
 )
 def test_bad_settings_name_the_variable(

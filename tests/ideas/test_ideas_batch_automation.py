@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import aiohttp
@@ -187,7 +188,13 @@ async def test_automation_duplicate_by_title(api: Api, system: System, ws) -> No
             "UPDATE ideas.ideas SET created_at = now() - interval '31 days' WHERE id = %s", (first,)
         )
     conn.close()
-    # Past 30 days the title rule no longer applies, but the meaning rule does (docs/similar.md).
+    # Past 30 days the title rule no longer applies, but the meaning rule does (docs/similar.md),
+    # once the idea's embedding is written (within 2 s of its creation).
+    for _ in range(40):
+        found = await api.post("/api/v1/ideas/similar", json={"title": "DARK MODE", "limit": 1})
+        if found.data and found.data[0]["idea"]["id"] == first:
+            break
+        await asyncio.sleep(0.05)
     r = await api.post("/api/v1/automation/ideas", json={"title": "DARK MODE"})
     assert r.status == 200 and r.json["status"] == "skipped"
     sig = (await api.get(f"/api/v1/ideas/{first}/signals")).data[0]

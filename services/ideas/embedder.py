@@ -1,0 +1,205 @@
+"""`python -m services.ideas.embedder`: the ideas service's embedder (docs/similar.md).
+
+Each ideas process starts one (`embedder_context`) and starts it again if it exits. It
+consumes the `similar` queue (idea.created, idea.updated, idea.status_changed, idea.deleted)
+and keeps ideas' rows in `ideas.embeddings` current: the events delivered together are taken
+as one batch (up to `BATCH`), their ideas read in one query, the changed texts embedded in one
+model call, the rows written in one transaction, then one `NOTIFY ideas_similar`
+(`similar.upsert_embeddings`). The handler applies the ideas' current state, so it keeps no
+record of handled events, and a redelivered or reordered event changes nothing.
+
+It runs `SIMILAR_EMBED_NICE` steps below the ideas process's CPU priority, with an event loop,
+database pool and broker connection of its own: the model and the writes never take the CPU
+or the event loop from the API's requests. It stops on SIGTERM or SIGINT after the batch in
+hand, and when its parent is gone (checked each second).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import numpy as np
+import structlog
+from aiohttp import web
+
+from libs.api.topology import QUEUES
+from libs.common import db
+from libs.common.logging import configure_logging
+from libs.common.messaging import Broker, Consumer, Idempotent
+from libs.common.settings import load_or_exit
+
+from .embedding import Embedder, lower_priority
+from .settings import IdeasSettings
+from .similar import upsert_embeddings
+
+log = structlog.get_logger("embedder")
+
+PROCESS = "ideas-embedder"
+BATCH = 64  # ideas a batch
+GATHER_S = 0.005  # how long the first event of a batch waits for the rest of its delivery
+PREFETCH = 128  # events delivered ahead
+RESTART_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0)  # between restarts, when it keeps exiting early
+STOP_S = 10.0  # SIGTERM to SIGKILL, when the ideas process stops
+
+
+class Batches:
+    """Gathers the events the consumer hands over together into batches, one at a time."""
+
+    def __init__(self, pool: Any, embedder: Embedder) -> None:
+        self.pool, self.embedder = pool, embedder
+        self.waiting: list[tuple[str, str, asyncio.Future[None]]] = []
+        self.kick = asyncio.Event()
+
+    async def apply(self, pool: Any, event: dict[str, Any]) -> None:
+        """The consumer's handler for one event: done when its batch is written."""
+        idea = event["data"].get("idea")
+        if not (isinstance(idea, dict) and "id" in idea):
+            return
+        done = asyncio.get_running_loop().create_future()
+        self.waiting.append((event["workspaceId"], idea["id"], done))
+        self.kick.set()
+        await done
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        return await asyncio.get_running_loop().run_in_executor(None, self.embedder.embed, texts)
+
+    async def run(self) -> None:
+        while True:
+            await self.kick.wait()
+            self.kick.clear()
+            await asyncio.sleep(GATHER_S)  # the events close behind join the batch
+            while self.waiting:
+                batch, self.waiting = self.waiting[:BATCH], self.waiting[BATCH:]
+                started = time.perf_counter()
+                try:
+                    written = await upsert_embeddings(
+                        self.pool, self.embed, [(w, i) for w, i, _ in batch]
+                    )
+                except asyncio.CancelledError:
+                    raise
+                except Exception as err:  # each event is nacked and comes back
+                    for *_, done in batch:
+                        if not done.done():
+                            done.set_exception(err)
+                    continue
+                for *_, done in batch:
+                    if not done.done():
+                        done.set_result(None)
+                log.info(
+                    "embeddings_written",
+                    events=len(batch),
+                    written=written,
+                    duration_ms=round((time.perf_counter() - started) * 1000, 1),
+                )
+
+
+async def serve(settings: IdeasSettings) -> None:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    parent = os.getppid()
+
+    async def orphaned() -> None:
+        while os.getppid() == parent:
+            await asyncio.sleep(1.0)
+        log.warning("embedder_parent_gone")
+        stop.set()
+
+    embedder = Embedder(1)
+    await loop.run_in_executor(None, embedder.load)
+    pool = await db.create_pool(
+        settings.database_url,
+        minsize=1,
+        maxsize=2,
+        timeouts=settings.db_timeouts(),
+        application_name=f"ims-{PROCESS}",
+    )
+    broker = Broker(settings.amqp_url, settings.amqp_prefix, f"ims-{PROCESS}", QUEUES)
+    batches = Batches(pool, embedder)
+    tasks = [asyncio.create_task(batches.run()), asyncio.create_task(orphaned())]
+    consumer = None
+    try:
+        delay = 0.5
+        while not stop.is_set():
+            try:
+                await broker.connect()
+                break
+            except Exception as err:
+                log.warning("broker_connect_failed", error=repr(err), retry_in=delay)
+                await asyncio.wait([asyncio.create_task(stop.wait())], timeout=delay)
+                delay = min(delay * 2, 10.0)
+        if not stop.is_set():
+            consumer = Consumer(
+                pool, broker, "similar", "ideas", Idempotent(batches.apply), PREFETCH
+            )
+            await consumer.start()
+            log.info("embedder_started", nice=os.getpriority(os.PRIO_PROCESS, 0))
+        await stop.wait()
+    finally:
+        if consumer is not None:
+            await consumer.stop()  # unacked events return to the queue
+        for task in tasks:
+            task.cancel()
+        await asyncio.wait(tasks, timeout=2.0)
+        await broker.close()
+        pool.close()
+        await pool.wait_closed()
+        log.info("embedder_stopped")
+
+
+def main() -> None:
+    settings = load_or_exit(PROCESS, IdeasSettings)
+    configure_logging(settings.log_format, settings.log_level, PROCESS)
+    lower_priority(settings.similar_embed_nice)
+    asyncio.run(serve(settings))
+
+
+# ---- in the ideas process: start it, start it again, stop it -----------------------------------
+
+
+def embedder_context() -> Callable[[web.Application], AsyncIterator[None]]:
+    """The ideas process's embedder: started with the app, started again when it exits
+    (after a pause that grows while it keeps exiting within a minute), stopped with the app."""
+
+    async def ctx(app: web.Application) -> AsyncIterator[None]:
+        current: list[asyncio.subprocess.Process] = []
+
+        async def keep_running() -> None:
+            failures = 0
+            while True:
+                started = time.monotonic()
+                proc = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "services.ideas.embedder"
+                )
+                current[:] = [proc]
+                code = await proc.wait()
+                failures = 0 if time.monotonic() - started > 60 else failures + 1
+                delay = RESTART_DELAYS[min(failures, len(RESTART_DELAYS) - 1)]
+                log.warning("embedder_exited", code=code, restart_in=delay)
+                await asyncio.sleep(delay)
+
+        task = asyncio.create_task(keep_running())
+        yield
+        task.cancel()
+        await asyncio.wait([task], timeout=1.0)
+        for proc in current:
+            if proc.returncode is None:
+                proc.terminate()
+                try:
+                    await asyncio.wait_for(proc.wait(), STOP_S)
+                except asyncio.TimeoutError:
+                    proc.kill()
+                    await proc.wait()
+
+    return ctx
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""The in-memory indexes' budget (`SIMILAR_INDEX_MEMORY_MB`, docs/similar.md): beyond it the
+least recently searched workspaces' indexes are dropped; a search there loads its index again
+and answers as before, each workspace only its own ideas."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from tests.support.processes import LOG_DIR
+from tests.webhooks.support import PartSystem, workspace_api
+
+from .test_similar import new_idea, similar_to, until
+
+IDEAS = [
+    ("Dark mode for the dashboard", "Night theme, the white screens hurt my eyes"),
+    ("Export reports as PDF", "Download my analytics as a printable document"),
+    ("Single sign-on with Okta", "Log in through our identity provider"),
+]
+
+
+@pytest.fixture(scope="module")
+async def tight(database_url: str) -> AsyncIterator[PartSystem]:
+    sys_ = PartSystem(
+        database_url,
+        f"imstest{secrets.token_hex(4)}",
+        services=("gateway", "ideas"),
+        env_overrides={"SIMILAR_INDEX_MEMORY_MB": "1"},  # an index holds 1,024 rows at least
+    )
+    sys_.start()
+    try:
+        await sys_.wait_ready()
+        yield sys_
+    finally:
+        codes = sys_.stop()
+    assert codes == {"gateway": [0], "ideas": [0]}, codes
+
+
+async def test_least_recently_searched_indexes_are_dropped_and_load_again(
+    tight: PartSystem, http: Any, openapi: Any
+) -> None:
+    apis = [workspace_api(tight, http, openapi)[1] for _ in IDEAS]
+    ideas = [await new_idea(api, title) for api, (title, _) in zip(apis, IDEAS)]
+    for _ in range(2):  # the second round searches each workspace after its index was dropped
+        for api, idea, (_, query) in zip(apis, ideas, IDEAS):
+
+            async def found(api: Any = api, idea: Any = idea, query: str = query) -> bool:
+                got = await similar_to(api, query)
+                return [g["idea"]["id"] for g in got] == [idea["id"]]
+
+            await until(found)
+    log = (LOG_DIR / f"{tight.amqp_prefix}-ideas-0.log").read_text()
+    assert log.count('"similar_index_evicted"') >= 4, "no index was dropped past the budget"
+    assert log.count('"similar_index_loaded"') >= 6, "a dropped index was not loaded again"
