@@ -42,7 +42,7 @@ log = structlog.get_logger("embedder")
 
 PROCESS = "ideas-embedder"
 BATCH = 64  # ideas a batch
-GATHER_S = 0.005  # how long the first event of a batch waits for the rest of its delivery
+GATHER_S = 0.05  # how long the first event of a batch waits for others (one model call for all)
 PREFETCH = 128  # events delivered ahead
 RESTART_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0)  # between restarts, when it keeps exiting early
 STOP_S = 10.0  # SIGTERM to SIGKILL, when the ideas process stops
