@@ -6,6 +6,11 @@ the links it added; its revert removes exactly those. Each added or removed link
 `link.created` / `link.deleted`, which the ideas service projects onto `totalCustomerARR`.
 Replays are skipped (the consumer records event ids, and each merge's state is kept); a revert
 that overtakes its merge leaves a `reverted` state that the late merge respects.
+
+A customer linked to the duplicate after its merge was applied is linked to the primary as
+well, recorded as that merge's (so the unmerge removes it too), and on up a chain of merges
+(`follow`). The merge's copy and a new link take the same lock on the duplicate's links
+(`lock_links`), so whichever commits second sees the other: no link slips between them.
 """
 
 from __future__ import annotations
@@ -22,12 +27,69 @@ from libs.common.messaging import add_event
 from . import events
 
 
+async def lock_links(cur: aiopg.Cursor, ws: uuid.UUID, idea_id: uuid.UUID | str) -> None:
+    """The transaction's lock on new links of one idea (held to its end)."""
+    await cur.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+        (f"customers.idea_links:{ws}:{idea_id}",),
+    )
+
+
+async def follow(
+    cur: aiopg.Cursor, ws: uuid.UUID, idea_id: uuid.UUID, customer_id: uuid.UUID
+) -> None:
+    """After a link of `customer_id` to `idea_id` (under `lock_links`): while that idea is the
+    duplicate of an applied merge, link the customer to its primary too, as the merge's."""
+    seen = {str(idea_id)}
+    while True:
+        merge = await db.fetchone(
+            cur,
+            "SELECT merge_id, primary_id FROM customers.merges WHERE workspace_id = %s"
+            " AND duplicate_id = %s AND state = 'applied' ORDER BY updated_at DESC LIMIT 1",
+            (ws, idea_id),
+        )
+        if merge is None or str(merge["primary_id"]) in seen:
+            return
+        idea_id = merge["primary_id"]
+        seen.add(str(idea_id))
+        await lock_links(cur, ws, idea_id)
+        added = await db.fetchone(
+            cur,
+            "WITH added AS (INSERT INTO customers.idea_links (workspace_id, idea_id,"
+            "   customer_id, linked_at) VALUES (%s, %s, %s, now())"
+            "  ON CONFLICT DO NOTHING RETURNING linked_at)"
+            " INSERT INTO customers.merge_links AS ml (merge_id, customer_id, linked_at)"
+            " SELECT %s, %s, linked_at FROM added ON CONFLICT (merge_id, customer_id)"
+            " DO UPDATE SET linked_at = EXCLUDED.linked_at RETURNING linked_at",
+            (ws, idea_id, customer_id, merge["merge_id"], customer_id),
+        )
+        if added is None:
+            return  # already linked to the primary: its own link followed on from there
+        await _link_created(cur, ws, idea_id, customer_id, added["linked_at"])
+
+
+async def _link_created(
+    cur: aiopg.Cursor, ws: uuid.UUID, idea_id: Any, customer_id: Any, linked_at: Any
+) -> None:
+    customer = await db.fetchone(
+        cur,
+        "SELECT arr, coalesce(updated_at, created_at) AS version"
+        " FROM customers.customers WHERE workspace_id = %s AND id = %s FOR SHARE",
+        (ws, customer_id),
+    )
+    assert customer is not None
+    await events.link_created(
+        cur, ws, idea_id, customer_id, linked_at, customer["arr"], customer["version"], None
+    )
+
+
 async def on_applied(cur: aiopg.Cursor, ws: uuid.UUID, data: dict[str, Any]) -> None:
+    await lock_links(cur, ws, data["duplicateId"])
     inserted = await db.fetchval(
         cur,
-        "INSERT INTO customers.merges (workspace_id, merge_id, primary_id, state)"
-        " VALUES (%s, %s, %s, 'applied') ON CONFLICT DO NOTHING RETURNING 1",
-        (ws, data["mergeId"], data["primaryId"]),
+        "INSERT INTO customers.merges (workspace_id, merge_id, primary_id, duplicate_id, state)"
+        " VALUES (%s, %s, %s, %s, 'applied') ON CONFLICT DO NOTHING RETURNING 1",
+        (ws, data["mergeId"], data["primaryId"], data["duplicateId"]),
     )
     if inserted is None:
         return  # a replay, or its revert came first
@@ -43,23 +105,7 @@ async def on_applied(cur: aiopg.Cursor, ws: uuid.UUID, data: dict[str, Any]) -> 
         (data["primaryId"], ws, data["duplicateId"], data["mergeId"]),
     )
     for link in sorted(added, key=lambda r: str(r["customer_id"])):
-        customer = await db.fetchone(
-            cur,
-            "SELECT arr, coalesce(updated_at, created_at) AS version"
-            " FROM customers.customers WHERE workspace_id = %s AND id = %s FOR SHARE",
-            (ws, link["customer_id"]),
-        )
-        assert customer is not None
-        await events.link_created(
-            cur,
-            ws,
-            data["primaryId"],
-            link["customer_id"],
-            link["linked_at"],
-            customer["arr"],
-            customer["version"],
-            None,
-        )
+        await _link_created(cur, ws, data["primaryId"], link["customer_id"], link["linked_at"])
 
 
 async def on_reverted(cur: aiopg.Cursor, ws: uuid.UUID, data: dict[str, Any]) -> None:

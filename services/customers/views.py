@@ -12,7 +12,7 @@ from libs.common.pagination import decode_cursor, page_info
 from libs.common.validation import parse_body, parse_query, path_uuid
 from libs.common.web import PG_POOL, SETTINGS, caller, data_response, json_response
 
-from . import events, ideas_client, links, listing, store
+from . import events, ideas_client, links, listing, merges, store
 from libs.api.customers.schemas import (
     CreateCustomerRequest,
     LinkCustomerRequest,
@@ -98,6 +98,7 @@ async def link_customer(request: web.Request) -> web.Response:
             raise NotFound("Customer not found")
     await ideas_client.get_idea(request, idea_id)  # 404 unless the idea is in this workspace
     async with db.transaction(pool) as cur:
+        await merges.lock_links(cur, who.workspace_id, idea_id)
         link = await links.insert(cur, who.workspace_id, idea_id, body.customerId)
         if link is None:
             raise Conflict("The customer is already linked to this idea")
@@ -111,6 +112,7 @@ async def link_customer(request: web.Request) -> web.Response:
             link["version"],
             who.request_id,
         )
+        await merges.follow(cur, who.workspace_id, idea_id, body.customerId)  # a merged duplicate
     return data_response(
         {"ideaId": idea_id, "customerId": body.customerId, "linkedAt": link["linked_at"]}
     )

@@ -175,6 +175,29 @@ async def test_links_follow_the_merge_and_leave_with_the_unmerge(api: Api) -> No
     assert await poll(lambda: idea_arr(api, primary["id"]), 4026) == 4026
 
 
+async def test_a_link_made_to_a_merged_duplicate_follows_up_the_chain(api: Api) -> None:
+    """A customer linked to the duplicate after its merge was applied is linked to the primary
+    as well (and on to the primary's primary), as the merge's: the unmerges remove it again."""
+    a, b, c = await new_idea(api), await new_idea(api), await new_idea(api)
+    early = await new_customer(api, arr=1)
+    await link(api, a["id"], early["id"])
+    await merge(api, a["id"], b["id"])
+    assert await poll(lambda: idea_arr(api, b["id"]), 1) == 1  # the merge was applied
+    await merge(api, b["id"], c["id"])
+    assert await poll(lambda: idea_arr(api, c["id"]), 1) == 1
+    late = await new_customer(api, arr=40)
+    await link(api, a["id"], late["id"])  # to the duplicate of the duplicate
+    assert await poll(lambda: idea_arr(api, b["id"]), 41) == 41
+    assert await poll(lambda: idea_arr(api, c["id"]), 41) == 41
+    assert await idea_arr(api, a["id"]) == 41  # the duplicate keeps its own links
+    await unmerge(api, b["id"])
+    assert await poll(lambda: idea_arr(api, c["id"]), None) is None  # no customer left
+    await unmerge(api, a["id"])
+    assert await poll(lambda: idea_arr(api, b["id"]), None) is None
+    linked = (await api.get(f"{I}/{a['id']}/customers")).data
+    assert sorted(x["id"] for x in linked) == sorted([early["id"], late["id"]])
+
+
 async def test_chains_and_conflicts(api: Api) -> None:
     """A into B, then B into C: A cannot be unmerged until B is; merged or deleted ideas
     cannot take part in a merge."""
