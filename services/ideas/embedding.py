@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import signal
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -105,10 +106,19 @@ def lower_priority(nice: int) -> None:
 _worker: Embedder | None = None
 
 
+def _exit_with(parent: int) -> None:
+    """Exit once `parent` is gone: a worker holds its own queue's both ends, so a parent killed
+    outright would leave it waiting forever."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
+
+
 def _start_worker(nice: int) -> None:
     """A worker process's start: a lower CPU priority, then the model (loaded once)."""
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the service's stop is the service's to make
+    threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True).start()
     lower_priority(nice)
     _worker = Embedder(1)
     _worker.load()

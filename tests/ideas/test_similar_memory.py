@@ -1,11 +1,14 @@
-"""The in-memory indexes' budget (`SIMILAR_INDEX_MEMORY_MB`, docs/similar.md): beyond it the
-least recently searched workspaces' indexes are dropped; a search there loads its index again
-and answers as before, each workspace only its own ideas."""
+"""On an ideas process of its own: the in-memory indexes' budget (`SIMILAR_INDEX_MEMORY_MB`,
+docs/similar.md), beyond which the least recently searched workspaces' indexes are dropped and
+load again when searched; and the model processes ending with a killed ideas process."""
 
 from __future__ import annotations
 
+import os
 import secrets
+import signal
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +16,7 @@ import pytest
 from tests.support.processes import LOG_DIR
 from tests.webhooks.support import PartSystem, workspace_api
 
-from .test_similar import new_idea, similar_to, until
+from .test_similar import model_processes, new_idea, similar_to, until
 
 IDEAS = [
     ("Dark mode for the dashboard", "Night theme, the white screens hurt my eyes"),
@@ -55,3 +58,36 @@ async def test_least_recently_searched_indexes_are_dropped_and_load_again(
     log = (LOG_DIR / f"{tight.amqp_prefix}-ideas-0.log").read_text()
     assert log.count('"similar_index_evicted"') >= 4, "no index was dropped past the budget"
     assert log.count('"similar_index_loaded"') >= 6, "a dropped index was not loaded again"
+
+
+async def test_model_processes_end_with_a_killed_ideas_process(
+    tight: PartSystem, http: Any, openapi: Any
+) -> None:
+    """SIGKILL leaves the ideas process no time to stop its model processes: they notice it is
+    gone and exit (the search worker and the multiprocessing helper with it)."""
+    api = workspace_api(tight, http, openapi)[1]
+    await similar_to(api, "Start the search worker")
+    ideas = tight.procs["ideas"][0].pid
+
+    async def both() -> bool:
+        return len(model_processes(ideas)) == 2
+
+    await until(both, within=30)
+    children = [
+        int(c)
+        for task in Path(f"/proc/{ideas}/task").iterdir()
+        for c in (task / "children").read_text().split()
+    ]
+    os.kill(ideas, signal.SIGKILL)
+    tight.procs["ideas"][0].wait()
+
+    def alive(pid: int) -> bool:
+        status = Path(f"/proc/{pid}/status")
+        return status.exists() and "\nState:\tZ" not in status.read_text()
+
+    async def all_gone() -> bool:
+        return not any(alive(c) for c in children)
+
+    await until(all_gone, within=5)
+    tight.start_one("ideas", 0)  # for the module's clean stop
+    await tight.wait_ready()
