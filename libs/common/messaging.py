@@ -260,11 +260,15 @@ class OutboxRelay:
             async with conn.cursor() as cur:
                 await cur.execute(f"LISTEN {self.schema}_outbox")
             while True:
+                raise_if_cancelled()  # a cancellation an aiopg query swallowed
                 while await self.drain_once() >= RELAY_BATCH:
                     pass
+                # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation
+                # that lands as the notice arrives, and the relay would never stop.
                 try:
-                    await asyncio.wait_for(conn.notifies.get(), timeout=self.interval)
-                except asyncio.TimeoutError:
+                    async with asyncio.timeout(self.interval):
+                        await conn.notifies.get()
+                except TimeoutError:
                     if conn.closed:
                         raise ConnectionError("listen connection closed") from None
 

@@ -33,6 +33,7 @@ from libs.common import db
 from libs.common.logging import configure_logging
 from libs.common.messaging import Broker, Consumer, Idempotent
 from libs.common.settings import load_or_exit
+from libs.common.tasks import raise_if_cancelled
 
 from .embedding import Embedder, lower_priority
 from .settings import IdeasSettings
@@ -71,6 +72,7 @@ class Batches:
 
     async def run(self) -> None:
         while True:
+            raise_if_cancelled()  # a cancellation an aiopg query swallowed
             await self.kick.wait()
             self.kick.clear()
             await asyncio.sleep(GATHER_S)  # the events close behind join the batch

@@ -33,6 +33,7 @@ from aiohttp import web
 
 from libs.common import db
 from libs.common.errors import NotFound, ServiceUnavailable
+from libs.common.tasks import raise_if_cancelled
 
 from .embedding import DIM, EmbedPool, Embedder, idea_text, quantize
 from .render import IDEA_JSON, fragment
@@ -290,9 +291,11 @@ class Similar:
                         if not self.watermark:
                             self.watermark = (await cur.fetchone())[0]
                     while True:
-                        try:
-                            await asyncio.wait_for(conn.notifies.get(), 1.0)
-                        except asyncio.TimeoutError:
+                        raise_if_cancelled()  # a cancellation an aiopg query swallowed
+                        try:  # not wait_for: it can swallow a cancellation on 3.11
+                            async with asyncio.timeout(1.0):
+                                await conn.notifies.get()
+                        except TimeoutError:
                             pass
                         while not conn.notifies.empty():
                             conn.notifies.get_nowait()

@@ -161,9 +161,10 @@ class Dispatcher:
                 while not self.closing:
                     if await self.claim_once() >= CLAIM_BATCH:
                         continue  # more may be due at once
-                    try:
-                        await asyncio.wait_for(self.wake.wait(), timeout=POLL_S)
-                    except asyncio.TimeoutError:
+                    try:  # not wait_for: it can swallow a cancellation on 3.11
+                        async with asyncio.timeout(POLL_S):
+                            await self.wake.wait()
+                    except TimeoutError:
                         self.more_due = True
                     self.wake.clear()
                     if self.slot_freed:  # let a few more finish: one claim for all of them

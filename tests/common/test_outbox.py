@@ -220,3 +220,29 @@ async def test_malformed_message_is_dead_lettered(rig: Rig) -> None:
         await msg.ack()
     finally:
         await conn.close()
+
+
+@pytest.mark.timeout(60)
+async def test_relay_stops_when_cancelled_while_notices_arrive(rig: Rig, database_url: str) -> None:
+    """A relay cancelled as a notice arrives stops (with asyncio.wait_for on 3.11 the
+    cancellation could be swallowed and the relay, and the shutdown with it, went on)."""
+    flooding = True
+
+    async def flood() -> None:
+        async with aiopg.connect(database_url) as conn:
+            async with conn.cursor() as cur:
+                while flooding:
+                    await cur.execute(f"NOTIFY {rig.schema}_outbox")
+
+    flooder = asyncio.create_task(flood())
+    try:
+        for _ in range(40):
+            relay = OutboxRelay(rig.pool, database_url, rig.schema, rig.broker, interval=0.2)
+            task = asyncio.create_task(relay.run())
+            await asyncio.sleep(0.05)
+            task.cancel()
+            done, _ = await asyncio.wait({task}, timeout=2.0)
+            assert done, "the relay went on after it was cancelled"
+    finally:
+        flooding = False
+        await flooder
