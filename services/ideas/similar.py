@@ -41,7 +41,7 @@ from .render import IDEA_JSON, fragment
 log = structlog.get_logger("similar")
 
 RESCORE = 1024  # candidates scored exactly (and the size up to which a search is exact)
-EMBED_QUEUE = 64  # texts waiting for the embedding threads before a 503
+EMBED_QUEUE = 64  # search texts waiting for the search worker before a 503
 LOOKBACK = 1024  # seqs re-read behind the watermark (rows committed out of order)
 WORDS = DIM // 64  # uint64 words of sign bits a vector
 ELIGIBLE = "i.status <> 'deleted' AND i.merged_into_id IS NULL"
