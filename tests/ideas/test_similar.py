@@ -268,9 +268,11 @@ async def test_model_runs_at_a_lower_priority_and_dead_processes_are_replaced(
         return len(model_processes(ideas)) == 2
 
     await until(both, within=30)
+    base = os.getpriority(os.PRIO_PROCESS, ideas)
+    lower = min(base + 10, 19) - base  # nice stops at 19
     for name, pid in model_processes(ideas).items():
-        nice = os.getpriority(os.PRIO_PROCESS, pid) - os.getpriority(os.PRIO_PROCESS, ideas)
-        assert nice == 10, f"the {name} process runs {nice} below the service, not 10"
+        nice = os.getpriority(os.PRIO_PROCESS, pid) - base
+        assert nice == lower, f"the {name} process runs {nice} below the service, not {lower}"
         os.kill(pid, signal.SIGKILL)
     await asyncio.sleep(0.5)  # the pool sees its worker gone
     assert await similar_to(api, "Any search at all") is not None
