@@ -7,7 +7,7 @@ to, so a generated client has one type for each instead of one per field.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field
 from typing_extensions import TypeAliasType
@@ -84,3 +84,9 @@ WebhookEventType = TypeAliasType(
         ),
     ],
 )
+
+
+def values(alias: TypeAliasType) -> tuple[str, ...]:
+    """The values of one of these enumerations, in declared order."""
+    literal = get_args(alias.__value__)[0]
+    return tuple(get_args(literal))

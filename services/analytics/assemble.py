@@ -14,22 +14,14 @@ from typing import Any
 
 import aiopg
 
+from libs.api.enums import IdeaStatus, values
 from libs.common import render
 
 from . import reports
 from .periods import Period, Range, bucket_start, buckets
 
-STATUSES = (
-    "captured",
-    "new",
-    "under_review",
-    "planned",
-    "in_progress",
-    "shipped",
-    "rejected",
-    "archived",
-    "duplicate",
-)
+# Every status but `deleted` (deleted ideas are left out of analytics), in declared order.
+STATUSES = tuple(s for s in values(IdeaStatus) if s != "deleted")
 # The statuses an idea's life ends in: not active (deleted ideas are not counted at all here).
 CLOSED_STATUSES = frozenset({"shipped", "rejected", "archived", "duplicate"})
 NONE_KEY = "none"

@@ -7,7 +7,6 @@ workspace, a write timeout of 2 s per 64 KiB, a deadline of 6 s and statements l
 from __future__ import annotations
 
 import asyncio
-import secrets
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -22,7 +21,7 @@ import pytest
 from libs.common.caller import H_TOKEN, H_WORKSPACE
 from tests.support.api import Api
 from tests.support.openapi_check import OpenApi
-from tests.webhooks.support import PartSystem, workspace_api
+from tests.webhooks.support import PartSystem, start_part_system, stop_part_system, workspace_api
 
 from .data import Db
 
@@ -35,27 +34,18 @@ FAT_IDEAS = 2000
 
 
 @pytest.fixture(scope="module")
-async def bounded(database_url: str) -> AsyncIterator[PartSystem]:
-    sys_ = PartSystem(
-        database_url,
-        f"imstest{secrets.token_hex(4)}",
-        services=("gateway", "analytics"),
-        env_overrides={
-            "EXPORT_CONCURRENCY": "2",
-            "EXPORT_CONCURRENCY_PER_WORKSPACE": "1",
-            "EXPORT_WRITE_TIMEOUT_S": str(WRITE_TIMEOUT_S),
-            "EXPORT_DEADLINE_S": str(DEADLINE_S),
-            "EXPORT_PER_HOUR": "1000",
-            "DB_STATEMENT_TIMEOUT_S": str(STATEMENT_TIMEOUT_S),
-        },
-    )
-    sys_.start()
-    try:
-        await sys_.wait_ready()
-        yield sys_
-    finally:
-        codes = sys_.stop()
-    assert codes == {"gateway": [0], "analytics": [0]}, codes
+async def bounded() -> AsyncIterator[PartSystem]:
+    env = {
+        "EXPORT_CONCURRENCY": "2",
+        "EXPORT_CONCURRENCY_PER_WORKSPACE": "1",
+        "EXPORT_WRITE_TIMEOUT_S": str(WRITE_TIMEOUT_S),
+        "EXPORT_DEADLINE_S": str(DEADLINE_S),
+        "EXPORT_PER_HOUR": "1000",
+        "DB_STATEMENT_TIMEOUT_S": str(STATEMENT_TIMEOUT_S),
+    }
+    sys_ = await start_part_system(env, ("gateway", "analytics"))
+    yield sys_
+    await stop_part_system(sys_)
 
 
 def fat_ideas(database_url: str, workspace_id: str) -> None:

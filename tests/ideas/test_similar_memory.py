@@ -5,7 +5,6 @@ load again when searched; and the model processes ending with a killed ideas pro
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,7 +13,12 @@ from typing import Any
 import pytest
 
 from tests.support.processes import LOG_DIR
-from tests.webhooks.support import PartSystem, workspace_api
+from tests.webhooks.support import (
+    PartSystem,
+    start_part_system,
+    stop_part_system,
+    workspace_api,
+)
 
 from .test_similar import model_processes, new_idea, similar_to, until
 
@@ -26,20 +30,11 @@ IDEAS = [
 
 
 @pytest.fixture(scope="module")
-async def tight(database_url: str) -> AsyncIterator[PartSystem]:
-    sys_ = PartSystem(
-        database_url,
-        f"imstest{secrets.token_hex(4)}",
-        services=("gateway", "ideas"),
-        env_overrides={"SIMILAR_INDEX_MEMORY_MB": "1"},  # an index holds 1,024 rows at least
-    )
-    sys_.start()
-    try:
-        await sys_.wait_ready()
-        yield sys_
-    finally:
-        codes = sys_.stop()
-    assert codes == {"gateway": [0], "ideas": [0]}, codes
+async def tight() -> AsyncIterator[PartSystem]:
+    # An index holds 1,024 rows at least: 1 MB holds two.
+    sys_ = await start_part_system({"SIMILAR_INDEX_MEMORY_MB": "1"}, ("gateway", "ideas"))
+    yield sys_
+    await stop_part_system(sys_)
 
 
 async def test_least_recently_searched_indexes_are_dropped_and_load_again(

@@ -8,23 +8,12 @@ from dataclasses import dataclass, field
 
 import psycopg2
 
+from libs.api.enums import WebhookEventType, values
 from services.ctl.seed import seed
 from tests.support.api import Workspace
 from tests.support.processes import System
 
-WEBHOOK_EVENTS = [
-    "idea.created",
-    "idea.updated",
-    "idea.status_changed",
-    "idea.voted",
-    "idea.scored",
-    "idea.assigned",
-    "idea.deleted",
-    "idea.destination_created",
-    "idea.signal_detected",
-    "customer.created",
-    "customer.updated",
-]
+WEBHOOK_EVENTS = list(values(WebhookEventType))
 
 
 @dataclass
