@@ -236,19 +236,28 @@ async def test_rebuild_embeds_ideas_written_by_sql(api: Api, ws: Workspace, syst
     await until(found)
 
 
+def children_of(pid: int) -> list[int]:
+    from pathlib import Path
+
+    return [
+        int(child)
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text().split()
+    ]
+
+
 def model_processes(pid: int) -> dict[str, int]:
     """The ideas process's children that run the model: the search texts' worker (a
     multiprocessing `spawn` child) and the embedder (`services.ideas.embedder`)."""
     from pathlib import Path
 
     found = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
-            if b"spawn_main" in cmdline:
-                found["search"] = int(child)
-            elif b"services.ideas.embedder" in cmdline:
-                found["embedder"] = int(child)
+    for child in children_of(pid):
+        cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+        if b"spawn_main" in cmdline:
+            found["search"] = child
+        elif b"services.ideas.embedder" in cmdline:
+            found["embedder"] = child
     return found
 
 

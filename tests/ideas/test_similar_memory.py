@@ -20,7 +20,7 @@ from tests.webhooks.support import (
     workspace_api,
 )
 
-from .test_similar import model_processes, new_idea, similar_to, until
+from .test_similar import children_of, model_processes, new_idea, similar_to, until
 
 IDEAS = [
     ("Dark mode for the dashboard", "Night theme, the white screens hurt my eyes"),
@@ -68,11 +68,7 @@ async def test_model_processes_end_with_a_killed_ideas_process(
         return len(model_processes(ideas)) == 2
 
     await until(both, within=30)
-    children = [
-        int(c)
-        for task in Path(f"/proc/{ideas}/task").iterdir()
-        for c in (task / "children").read_text().split()
-    ]
+    children = children_of(ideas)  # the model processes and multiprocessing's helper
     os.kill(ideas, signal.SIGKILL)
     tight.procs["ideas"][0].wait()
 
