@@ -70,8 +70,11 @@ def pct_ms(seconds: list[float], q: float) -> float:
     return round(s[min(len(s) - 1, int(len(s) * q))] * 1000, 2) if s else 0.0
 
 
-async def timed_loop(fn: Any, clients: int, seconds: float, cap: int) -> dict[str, Any]:
-    """Run `fn(i)` from `clients` workers until `seconds` pass or `cap` calls are made."""
+async def timed_loop(
+    fn: Any, clients: int, seconds: float, cap: int, raw: bool = False
+) -> dict[str, Any]:
+    """Run `fn(i)` from `clients` workers until `seconds` pass or `cap` calls are made; with
+    `raw`, the latencies too (`latencies_ms`), to pool with other runs' (`pooled`)."""
     latencies: list[float] = []
     counter = iter(range(cap))
     end = time.perf_counter() + seconds
@@ -87,11 +90,28 @@ async def timed_loop(fn: Any, clients: int, seconds: float, cap: int) -> dict[st
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(clients)))
     elapsed = time.perf_counter() - started
-    return {
+    out = {
         "requests": len(latencies),
         "rps": round(len(latencies) / elapsed, 1),
         "p50_ms": pct_ms(latencies, 0.5),
         "p99_ms": pct_ms(latencies, 0.99),
+    }
+    if raw:
+        out["latencies_ms"] = [round(x * 1000, 3) for x in latencies]
+    return out
+
+
+def pooled(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Runs of one load (`timed_loop` or `paced_run` with `raw`) as one: p50 and p99 of all
+    their latencies, the mean rate, how many runs, and each run's own p50 and p99."""
+    latencies = [x for r in runs for x in r["latencies_ms"]]
+    rates = [r.get("rps", r.get("achieved_rps", 0.0)) for r in runs]
+    return {
+        "runs": len(runs),
+        "requests": len(latencies),
+        "rps": round(sum(rates) / len(rates), 1) if rates else 0.0,
+        "p50_ms": round(percentile(latencies, 50), 2),
+        "p99_ms": round(percentile(latencies, 99), 2),
     }
 
 
@@ -287,9 +307,11 @@ def paced_run(
     body: bytes | None = None,
     max_in_flight: int = 2000,
     paths: list[str] | None = None,
+    raw: bool = False,
 ) -> dict[str, Any]:
     """Offer `rate` requests/s for `duration_s` from a separate process; latency percentiles.
-    With `paths` (full URLs), the requests go to them in turn instead of to `url`."""
+    With `paths` (full URLs), the requests go to them in turn instead of to `url`; with `raw`,
+    the latencies too (`latencies_ms`)."""
     spec = json.dumps(
         {
             "url": url,
@@ -300,6 +322,7 @@ def paced_run(
             "method": method,
             "body": body.decode() if body else None,
             "max_in_flight": max_in_flight,
+            "raw": raw,
         }
     )
     out = subprocess.run(
@@ -361,7 +384,7 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
             tasks.append(asyncio.create_task(one(scheduled, i)))
         await asyncio.gather(*tasks)
         elapsed = time.perf_counter() - start
-    return {
+    out = {
         "offered_rps": rate,
         "sent": total,
         "ok": len(latencies),
@@ -374,6 +397,9 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
         "max_ms": round(max(latencies, default=0.0), 2),
         "duration_s": duration,
     }
+    if spec.get("raw"):
+        out["latencies_ms"] = [round(x, 3) for x in latencies]
+    return out
 
 
 # ---- results ------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from bench.common import (
     client_headers,
     new_workspace,
     paced_run,
+    pooled,
     running_system,
     seed_ideas,
     timed_loop,
@@ -49,6 +50,7 @@ RESULTS = Path(__file__).parent / "results"
 SIZES = [int(s) for s in os.environ.get("BENCH_SIMILAR_SIZES", "100000,1000000").split(",") if s]
 SECONDS = float(os.environ.get("BENCH_SECONDS", "8"))
 CLIENTS = 4
+ROUNDS = int(os.environ.get("BENCH_SIMILAR_ROUNDS", "3"))  # of the comparisons (`mixed`)
 TEXTS = [
     "Dark mode for the dashboard",
     "Export reports as PDF",
@@ -231,12 +233,38 @@ async def caught_up(system: System, ws: str, since: Any, cap_s: float = 180.0) -
     return round(time.perf_counter() - started, 1)
 
 
+def cpu_idle_fraction(seconds: float) -> float:
+    """The machine's idle CPU fraction over `seconds` (from /proc/stat)."""
+
+    def read() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return fields[3] + fields[4], sum(fields)  # idle + iowait, all
+
+    idle0, all0 = read()
+    time.sleep(seconds)
+    idle1, all1 = read()
+    return (idle1 - idle0) / max(1, all1 - all0)
+
+
+async def settle(cap_s: float = 30.0) -> float:
+    """Wait until the machine is quiet (CPU at least 85% idle over a second): what a phase
+    left behind (consumers, autovacuum) must not land in the next one's figures. Seconds
+    waited."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < cap_s:
+        if await asyncio.to_thread(cpu_idle_fraction, 1.0) >= 0.85:
+            break
+    return round(time.perf_counter() - started, 1)
+
+
 async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any]:
     """Create p50 with and without embeddings; other endpoints' p99 with and without
     similar-query load (a small workspace, so the similar load is the model, not the scan).
     Each twice: from 4 clients as fast as they go (the machine saturated; the similar queries
-    from 2), and offered at half the rates those reached (paced, open loop: what a service
-    below its capacity sees)."""
+    from 2), and offered at half the rates those reached in the first round (paced, open loop:
+    what a service below its capacity sees). `ROUNDS` rounds, the two sides of each comparison
+    in turn and their order swapped each round; each side's latencies pooled over the rounds
+    (one 8-second run's p99 rests on a few dozen requests and moves by tens of percent)."""
     ws = new_workspace(system)
     c = Client(session, system.base_url, ws["key"])
     headers = {**client_headers(ws["key"]), "Content-Type": "application/json"}
@@ -246,7 +274,10 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
         ]
         for i in range(200)
     ]
-    out: dict[str, Any] = {}
+    runs: dict[str, list[dict[str, Any]]] = {}
+    caught: dict[str, list[float]] = {"saturated": [], "paced": []}
+    similar_calls: dict[str, int] = {"saturated": 0, "paced": 0}
+    rates: dict[str, float] = {}
 
     async def create(i: int) -> None:
         await c.call(
@@ -258,35 +289,7 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
     def paced_creates(rate: float) -> dict[str, Any]:
         body = json.dumps({"title": "Paced idea", "summary": "Something to embed"}).encode()
         url = f"{system.base_url}/api/v1/ideas"
-        return paced_run(url, headers, rate, SECONDS, method="POST", body=body)
-
-    since = db_now(system)
-    out["create_with_embeddings"] = await timed_loop(create, CLIENTS, SECONDS, 5_000)
-    out["embeddings_caught_up_s"] = await caught_up(system, ws["id"], since)
-    await bind(system, False)
-    try:
-        out["create_without_embeddings"] = await timed_loop(create, CLIENTS, SECONDS, 5_000)
-    finally:
-        await bind(system, True)
-    create_rate = round(out["create_without_embeddings"]["rps"] / 2)
-    since = db_now(system)
-    out["create_paced_with_embeddings"] = await asyncio.to_thread(paced_creates, create_rate)
-    out["paced_embeddings_caught_up_s"] = await caught_up(system, ws["id"], since)
-    await bind(system, False)
-    try:
-        out["create_paced_without_embeddings"] = await asyncio.to_thread(paced_creates, create_rate)
-    finally:
-        await bind(system, True)
-    for name, with_, without in (
-        ("create_p50_slowdown", "create_with_embeddings", "create_without_embeddings"),
-        (
-            "create_paced_p50_slowdown",
-            "create_paced_with_embeddings",
-            "create_paced_without_embeddings",
-        ),
-    ):
-        base = out[without]["p50_ms"]
-        out[name] = round(out[with_]["p50_ms"] / base - 1, 3) if base else None
+        return paced_run(url, headers, rate, SECONDS, method="POST", body=body, raw=True)
 
     async def reads(i: int) -> None:
         if i % 2:
@@ -302,7 +305,7 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
     ]
 
     def paced_reads(rate: float) -> dict[str, Any]:
-        return paced_run(read_urls[0], headers, rate, SECONDS, paths=read_urls)
+        return paced_run(read_urls[0], headers, rate, SECONDS, paths=read_urls, raw=True)
 
     async def under_similar_load(measure: Any, rate: float | None = None) -> tuple[Any, int]:
         """`measure()` while similar queries run: from 2 clients as fast as they go, or
@@ -331,25 +334,78 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
             stop = True
         return result, sum(await asyncio.gather(*load))
 
-    out["reads_alone"] = await timed_loop(reads, CLIENTS, SECONDS, 20_000)
-    out["reads_under_similar_load"], out["similar_calls_meanwhile"] = await under_similar_load(
-        lambda: timed_loop(reads, CLIENTS, SECONDS, 20_000)
-    )
-    read_rate = round(out["reads_alone"]["rps"] / 2)
-    out["reads_paced_alone"] = await asyncio.to_thread(paced_reads, read_rate)
-    # The similar queries offered at half the rate they reached beside the saturating reads.
-    similar_rate = round(out["similar_calls_meanwhile"] / SECONDS / 2, 1)
-    out["similar_paced_rate"] = similar_rate
-    (
-        out["reads_paced_under_similar_load"],
-        out["similar_calls_meanwhile_paced"],
-    ) = await under_similar_load(lambda: asyncio.to_thread(paced_reads, read_rate), similar_rate)
-    for name, alone, loaded in (
-        ("reads_p99_change", "reads_alone", "reads_under_similar_load"),
-        ("reads_paced_p99_change", "reads_paced_alone", "reads_paced_under_similar_load"),
+    async def creates(paced: bool, with_embeddings: bool) -> None:
+        name = "create_paced" if paced else "create"
+        name += "_with_embeddings" if with_embeddings else "_without_embeddings"
+        await settle()
+        since = db_now(system)
+        if not with_embeddings:
+            await bind(system, False)
+        try:
+            if paced:
+                result = await asyncio.to_thread(paced_creates, rates["create"])
+            else:
+                result = await timed_loop(create, CLIENTS, SECONDS, 5_000, raw=True)
+        finally:
+            if not with_embeddings:
+                await bind(system, True)
+        runs.setdefault(name, []).append(result)
+        if with_embeddings:
+            caught["paced" if paced else "saturated"].append(
+                await caught_up(system, ws["id"], since)
+            )
+
+    async def read_load(paced: bool, loaded: bool) -> None:
+        name = "reads_paced" if paced else "reads"
+        name += "_under_similar_load" if loaded else "_alone"
+        if paced:
+            measure = lambda: asyncio.to_thread(paced_reads, rates["reads"])  # noqa: E731
+        else:
+            measure = lambda: timed_loop(reads, CLIENTS, SECONDS, 20_000, raw=True)  # noqa: E731
+        await settle()
+        if loaded:
+            result, n = await under_similar_load(measure, rates["similar"] if paced else None)
+            similar_calls["paced" if paced else "saturated"] += n
+        else:
+            result = await measure()
+        runs.setdefault(name, []).append(result)
+
+    for r in range(ROUNDS):
+        order = (True, False) if r % 2 == 0 else (False, True)
+        for with_embeddings in order:
+            await creates(False, with_embeddings)
+        # The paced rates: half what the first round reached without embeddings / alone.
+        rates.setdefault("create", round(runs["create_without_embeddings"][0]["rps"] / 2))
+        for with_embeddings in order:
+            await creates(True, with_embeddings)
+        for loaded in order:
+            await read_load(False, loaded)
+        rates.setdefault("reads", round(runs["reads_alone"][0]["rps"] / 2))
+        # The similar queries offered at half the rate they reached beside saturating reads.
+        rates.setdefault("similar", round(similar_calls["saturated"] / SECONDS / 2, 1))
+        for loaded in order:
+            await read_load(True, loaded)
+
+    out: dict[str, Any] = {name: pooled(results) for name, results in runs.items()}
+    out["rounds"] = ROUNDS
+    out["embeddings_caught_up_s"] = max(caught["saturated"])
+    out["paced_embeddings_caught_up_s"] = max(caught["paced"])
+    out["similar_calls_meanwhile"] = similar_calls["saturated"]
+    out["similar_calls_meanwhile_paced"] = similar_calls["paced"]
+    out["similar_paced_rate"] = rates["similar"]
+    for name, changed, base, q in (
+        ("create_p50_slowdown", "create_with_embeddings", "create_without_embeddings", "p50_ms"),
+        (
+            "create_paced_p50_slowdown",
+            "create_paced_with_embeddings",
+            "create_paced_without_embeddings",
+            "p50_ms",
+        ),
+        ("reads_p99_change", "reads_under_similar_load", "reads_alone", "p99_ms"),
+        ("reads_paced_p99_change", "reads_paced_under_similar_load", "reads_paced_alone", "p99_ms"),
     ):
-        base = out[alone]["p99_ms"]
-        out[name] = round(out[loaded]["p99_ms"] / base - 1, 3) if base else None
+        b = out[base][q]
+        out[name] = round(out[changed][q] / b - 1, 3) if b else None
     return out
 
 
@@ -361,8 +417,9 @@ async def main() -> dict[str, Any]:
     results["index_memory_1m"] = index_bytes_per_million()
     results["prefilter_recall"] = prefilter_recall()
     async with running_system() as system, aiohttp.ClientSession() as session:
-        results["mixed"] = await mixed(system, session)
         results["sizes"] = []
+        results["mixed"] = await mixed(system, session)
+        write(results)
         for n in SIZES:
             results["sizes"].append(await size_run(system, session, n))
             write(results)  # each size as soon as it is measured
@@ -403,6 +460,9 @@ def markdown(r: dict[str, Any]) -> str:
         f" Prefilter recall@10 on {rec['vectors']:,} clustered vectors: "
         f"{rec['recall_at_10']}.",
         "",
+        f"The comparisons: {m['rounds']} rounds, the two sides of each in turn; each side's "
+        "latencies pooled over the rounds.",
+        "",
         "| load | p50 ms | p99 ms | rps |",
         "|---|---|---|---|",
     ]
@@ -417,8 +477,7 @@ def markdown(r: dict[str, Any]) -> str:
         "reads_paced_under_similar_load",
     ):
         x = m[name]
-        rps = x.get("rps", x.get("achieved_rps"))
-        lines.append(f"| {name} | {x['p50_ms']} | {x['p99_ms']} | {rps} |")
+        lines.append(f"| {name} | {x['p50_ms']} | {x['p99_ms']} | {x['rps']} |")
     lines += [
         "",
         "Saturated (4 clients as fast as they go): create p50 with embeddings vs without "

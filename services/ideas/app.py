@@ -50,7 +50,8 @@ def create_ideas_app(settings: IdeasSettings) -> web.Application:
         settings.database_url,
         settings.similar_embed_workers,
         settings.similar_embed_nice,
-        settings.similar_index_memory_mb * 2**20,
+        memory_budget=settings.similar_index_memory_mb * 2**20,
+        cpu=settings.similar_embed_cpu,
     )
     consumers = projection.CONSUMERS
     app.cleanup_ctx.append(pg_context())

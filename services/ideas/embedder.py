@@ -8,7 +8,8 @@ model call, the rows written in one transaction, then one `NOTIFY ideas_similar`
 (`similar.upsert_embeddings`). The handler applies the ideas' current state, so it keeps no
 record of handled events, and a redelivered or reordered event changes nothing.
 
-It runs `SIMILAR_EMBED_NICE` steps below the ideas process's CPU priority, with an event loop,
+It runs `SIMILAR_EMBED_NICE` steps below the ideas process's CPU priority (on the CPU
+`SIMILAR_EMBED_CPU` names), with an event loop,
 database pool and broker connection of its own: the model and the writes never take the CPU
 or the event loop from the API's requests. It stops on SIGTERM or SIGINT after the batch in
 hand, and when its parent is gone (checked each second).
@@ -35,7 +36,7 @@ from libs.common.messaging import Broker, Consumer, Idempotent
 from libs.common.settings import load_or_exit
 from libs.common.tasks import raise_if_cancelled
 
-from .embedding import Embedder, lower_priority
+from .embedding import Embedder, place_model_process
 from .settings import IdeasSettings
 from .similar import upsert_embeddings
 
@@ -43,7 +44,7 @@ log = structlog.get_logger("embedder")
 
 PROCESS = "ideas-embedder"
 BATCH = 64  # ideas a batch
-GATHER_S = 0.05  # how long the first event of a batch waits for others (one model call for all)
+GATHER_S = 0.25  # how long the first event of a batch waits for more (one model call for all)
 PREFETCH = 128  # events delivered ahead
 RESTART_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0)  # between restarts, when it keeps exiting early
 STOP_S = 10.0  # SIGTERM to SIGKILL, when the ideas process stops
@@ -54,7 +55,7 @@ class Batches:
 
     def __init__(self, pool: Any, embedder: Embedder) -> None:
         self.pool, self.embedder = pool, embedder
-        self.waiting: list[tuple[str, str, asyncio.Future[None]]] = []
+        self.waiting: list[tuple[str, str, float, asyncio.Future[None]]] = []
         self.kick = asyncio.Event()
 
     async def apply(self, pool: Any, event: dict[str, Any]) -> None:
@@ -62,43 +63,56 @@ class Batches:
         idea = event["data"].get("idea")
         if not (isinstance(idea, dict) and "id" in idea):
             return
-        done = asyncio.get_running_loop().create_future()
-        self.waiting.append((event["workspaceId"], idea["id"], done))
-        self.kick.set()
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        self.waiting.append((event["workspaceId"], idea["id"], loop.time(), done))
+        if len(self.waiting) == 1 or len(self.waiting) >= BATCH:
+            self.kick.set()  # the first of a batch starts its wait, a full batch ends it
         await done
 
     async def embed(self, texts: list[str]) -> np.ndarray:
         return await asyncio.get_running_loop().run_in_executor(None, self.embedder.embed, texts)
 
     async def run(self) -> None:
+        """A batch goes when it is full or its first event has waited GATHER_S."""
+        loop = asyncio.get_running_loop()
         while True:
             raise_if_cancelled()  # a cancellation an aiopg query swallowed
-            await self.kick.wait()
             self.kick.clear()
-            await asyncio.sleep(GATHER_S)  # the events close behind join the batch
-            while self.waiting:
-                batch, self.waiting = self.waiting[:BATCH], self.waiting[BATCH:]
-                started = time.perf_counter()
-                try:
-                    written = await upsert_embeddings(
-                        self.pool, self.embed, [(w, i) for w, i, _ in batch]
-                    )
-                except asyncio.CancelledError:
-                    raise
-                except Exception as err:  # each event is nacked and comes back
-                    for *_, done in batch:
-                        if not done.done():
-                            done.set_exception(err)
-                    continue
-                for *_, done in batch:
-                    if not done.done():
-                        done.set_result(None)
-                log.info(
-                    "embeddings_written",
-                    events=len(batch),
-                    written=written,
-                    duration_ms=round((time.perf_counter() - started) * 1000, 1),
-                )
+            if not self.waiting:
+                await self.kick.wait()
+                continue
+            left = self.waiting[0][2] + GATHER_S - loop.time()
+            if left > 0 and len(self.waiting) < BATCH:
+                try:  # not wait_for: it can swallow a cancellation on 3.11
+                    async with asyncio.timeout(left):
+                        await self.kick.wait()
+                except TimeoutError:
+                    pass
+                continue
+            batch, self.waiting = self.waiting[:BATCH], self.waiting[BATCH:]
+            await self.write(batch)
+
+    async def write(self, batch: list[tuple[str, str, float, asyncio.Future[None]]]) -> None:
+        started = time.perf_counter()
+        try:
+            written = await upsert_embeddings(self.pool, self.embed, [(w, i) for w, i, *_ in batch])
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # each event is nacked and comes back
+            for *_, done in batch:
+                if not done.done():
+                    done.set_exception(err)
+            return
+        for *_, done in batch:
+            if not done.done():
+                done.set_result(None)
+        log.info(
+            "embeddings_written",
+            events=len(batch),
+            written=written,
+            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+        )
 
 
 async def serve(settings: IdeasSettings) -> None:
@@ -142,7 +156,11 @@ async def serve(settings: IdeasSettings) -> None:
                 pool, broker, "similar", "ideas", Idempotent(batches.apply), PREFETCH
             )
             await consumer.start()
-            log.info("embedder_started", nice=os.getpriority(os.PRIO_PROCESS, 0))
+            log.info(
+                "embedder_started",
+                nice=os.getpriority(os.PRIO_PROCESS, 0),
+                cpus=sorted(os.sched_getaffinity(0)),
+            )
         await stop.wait()
     finally:
         if consumer is not None:
@@ -159,7 +177,7 @@ async def serve(settings: IdeasSettings) -> None:
 def main() -> None:
     settings = load_or_exit(PROCESS, IdeasSettings)
     configure_logging(settings.log_format, settings.log_level, PROCESS)
-    lower_priority(settings.similar_embed_nice)
+    place_model_process(settings.similar_embed_nice, settings.similar_embed_cpu)
     asyncio.run(serve(settings))
 
 

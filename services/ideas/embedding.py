@@ -29,6 +29,7 @@ log = structlog.get_logger("embedding")
 
 DIM = 384
 MAX_TOKENS = 256
+CHUNK = 16  # texts a model call: past 16 short texts, a bigger call saves little
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 
 
@@ -67,7 +68,7 @@ class Embedder:
             model, vocab = _files()
             tokenizer = Tokenizer.from_file(str(vocab))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            tokenizer.no_padding()  # tokenizer.json pads to 128; embed pads each chunk itself
             options = ort.SessionOptions()
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             options.intra_op_num_threads = self.threads
@@ -80,11 +81,25 @@ class Embedder:
             self._tokenizer, self._session = tokenizer, session
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """Unit vectors (float32, one row a text)."""
+        """Unit vectors (float32, one row a text). The texts run through the model CHUNK at a
+        time in order of length, each chunk padded to its longest: a short text never pays for
+        a long one's length."""
         self.load()
         encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        out = np.empty((len(texts), DIM), np.float32)
+        for start in range(0, len(order), CHUNK):
+            part = order[start : start + CHUNK]
+            width = max(len(encodings[i].ids) for i in part)
+            ids = np.zeros((len(part), width), np.int64)
+            mask = np.zeros((len(part), width), np.int64)
+            for row, i in enumerate(part):
+                n = len(encodings[i].ids)
+                ids[row, :n], mask[row, :n] = encodings[i].ids, 1
+            out[part] = self._run(ids, mask)
+        return out
+
+    def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
@@ -95,10 +110,14 @@ class Embedder:
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
 
-def lower_priority(nice: int) -> None:
-    """This process's CPU priority, `nice` steps below the one it started with."""
+def place_model_process(nice: int, cpu: int | None) -> None:
+    """This (model) process's CPU priority, `nice` steps below the one it started with, and
+    with `cpu`, the one CPU it runs on (docs/similar.md: on a small machine, the requests'
+    processes then find the other CPUs free and take this one first when they need it)."""
     if nice > 0:
         os.nice(nice)
+    if cpu is not None:
+        os.sched_setaffinity(0, {cpu})
 
 
 # ---- the search texts' worker processes -----------------------------------------------------
@@ -114,12 +133,13 @@ def _exit_with(parent: int) -> None:
     os._exit(0)
 
 
-def _start_worker(nice: int) -> None:
-    """A worker process's start: a lower CPU priority, then the model (loaded once)."""
+def _start_worker(nice: int, cpu: int | None) -> None:
+    """A worker process's start: a lower CPU priority (and its CPU), then the model (loaded
+    once)."""
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the service's stop is the service's to make
     threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True).start()
-    lower_priority(nice)
+    place_model_process(nice, cpu)
     _worker = Embedder(1)
     _worker.load()
 
@@ -131,15 +151,15 @@ def _embed_in_worker(texts: list[str]) -> np.ndarray:
 
 class EmbedPool:
     """Texts embedded in worker processes of their own (docs/similar.md), `nice` steps below
-    the service's CPU priority: the model never holds the service's GIL, and the service's
+    the service's CPU priority (on `cpu` alone, when given): the model never holds the service's GIL, and the service's
     requests (and PostgreSQL's) take the CPU first when both want it.
 
     Workers start on first use (`warm` starts one ahead) with the `spawn` method, so none
     inherits the event loop's threads or sockets. A worker that dies breaks the pool; the
     texts it held are tried once more in a new one."""
 
-    def __init__(self, workers: int, nice: int) -> None:
-        self.workers, self.nice = workers, nice
+    def __init__(self, workers: int, nice: int, cpu: int | None = None) -> None:
+        self.workers, self.nice, self.cpu = workers, nice, cpu
         self._executor: ProcessPoolExecutor | None = None
 
     def _pool(self) -> ProcessPoolExecutor:
@@ -148,7 +168,7 @@ class EmbedPool:
                 self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_start_worker,
-                initargs=(self.nice,),
+                initargs=(self.nice, self.cpu),
             )
         return self._executor
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -25,6 +26,23 @@ def _nice(env: dict[str, str], name: str, default: int) -> int:
     return value
 
 
+def _cpu(env: dict[str, str], name: str) -> int | None:
+    """`last` (the default): the last CPU this process may run on, when it may run on two or
+    more; `none`: no CPU of their own; a number: that CPU."""
+    value = env.get(name, "last").strip().lower()
+    allowed = os.sched_getaffinity(0)
+    if value == "none":
+        return None
+    if value == "last":
+        return max(allowed) if len(allowed) > 1 else None
+    if not value.isdigit() or int(value) not in allowed:
+        raise SettingsError(
+            f"{name} must be last, none or one of the CPUs this process may use"
+            f" ({', '.join(map(str, sorted(allowed)))}), got {value!r}"
+        )
+    return int(value)
+
+
 @dataclass(frozen=True)
 class IdeasSettings(Settings):
     # Similar ideas (docs/similar.md): the automation API's meaning rule's threshold; the
@@ -33,6 +51,9 @@ class IdeasSettings(Settings):
     duplicate_similarity: float = 0.5
     similar_embed_workers: int = 1
     similar_embed_nice: int = 10
+    # The one CPU the model processes run on (None: any): on a small machine, the requests
+    # then find the other CPUs free of the model.
+    similar_embed_cpu: int | None = None
     # The in-memory indexes an ideas process keeps, in MB: beyond, the least recently
     # searched workspaces' are dropped (and loaded again when searched).
     similar_index_memory_mb: int = 1024
@@ -44,6 +65,7 @@ class IdeasSettings(Settings):
             duplicate_similarity=_fraction(e, "DUPLICATE_SIMILARITY", 0.5),
             similar_embed_workers=env_int(e, "SIMILAR_EMBED_WORKERS", 1, 1),
             similar_embed_nice=_nice(e, "SIMILAR_EMBED_NICE", 10),
+            similar_embed_cpu=_cpu(e, "SIMILAR_EMBED_CPU"),
             similar_index_memory_mb=env_int(e, "SIMILAR_INDEX_MEMORY_MB", 1024, 1),
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 import secrets
 
 import pytest
@@ -172,6 +173,9 @@ SECRETS = {"INTERNAL_TOKEN": secrets.token_urlsafe(32), "CURSOR_SECRET": secrets
         (IdeasSettings, {"SIMILAR_EMBED_NICE": "20"}, "SIMILAR_EMBED_NICE"),
         (IdeasSettings, {"SIMILAR_EMBED_NICE": "-1"}, "SIMILAR_EMBED_NICE"),
         (IdeasSettings, {"SIMILAR_EMBED_WORKERS": "0"}, "SIMILAR_EMBED_WORKERS"),
+        (IdeasSettings, {"SIMILAR_EMBED_CPU": "first"}, "SIMILAR_EMBED_CPU"),
+        (IdeasSettings, {"SIMILAR_EMBED_CPU": "-1"}, "SIMILAR_EMBED_CPU"),
+        (IdeasSettings, {"SIMILAR_EMBED_CPU": "4096"}, "SIMILAR_EMBED_CPU"),
         (IdeasSettings, {"DUPLICATE_SIMILARITY": "1.5"}, "DUPLICATE_SIMILARITY"),
     ],
 )
@@ -205,6 +209,14 @@ def test_settings_defaults_and_overrides() -> None:
     )
     assert s.trusted_proxies == ("10.0.0.0/8", "192.168.1.7", "fd00::/8")
     assert s.peer_idle_s == 10 and Settings.from_env(SECRETS).peer_idle_s == 30
+    cpus = sorted(os.sched_getaffinity(0))
+    ideas = IdeasSettings.from_env(SECRETS)
+    assert ideas.similar_embed_cpu == (cpus[-1] if len(cpus) > 1 else None)
+    assert (
+        IdeasSettings.from_env({**SECRETS, "SIMILAR_EMBED_CPU": "none"}).similar_embed_cpu is None
+    )
+    chosen = IdeasSettings.from_env({**SECRETS, "SIMILAR_EMBED_CPU": str(cpus[0])})
+    assert chosen.similar_embed_cpu == cpus[0]
 
 
 BAD_SECRETS = [

@@ -265,8 +265,9 @@ async def test_model_runs_at_a_lower_priority_and_dead_processes_are_replaced(
     api: Api, system: Any
 ) -> None:
     """The model runs outside the ideas process, in its search worker and its embedder, both
-    SIMILAR_EMBED_NICE (default 10) below its CPU priority; killed, both are replaced: the next
-    search answers and new ideas are still embedded."""
+    SIMILAR_EMBED_NICE (default 10) below its CPU priority and, where the ideas process may use
+    two CPUs or more, on the last of them alone (SIMILAR_EMBED_CPU, default last); killed, both
+    are replaced: the next search answers and new ideas are still embedded."""
     import os
     import signal
 
@@ -279,9 +280,13 @@ async def test_model_runs_at_a_lower_priority_and_dead_processes_are_replaced(
     await until(both, within=30)
     base = os.getpriority(os.PRIO_PROCESS, ideas)
     lower = min(base + 10, 19) - base  # nice stops at 19
+    allowed = os.sched_getaffinity(ideas)
+    expected = {max(allowed)} if len(allowed) > 1 else allowed
     for name, pid in model_processes(ideas).items():
         nice = os.getpriority(os.PRIO_PROCESS, pid) - base
         assert nice == lower, f"the {name} process runs {nice} below the service, not {lower}"
+        cpus = os.sched_getaffinity(pid)
+        assert cpus == expected, f"the {name} process runs on CPUs {cpus}, not {expected}"
         os.kill(pid, signal.SIGKILL)
     await asyncio.sleep(0.5)  # the pool sees its worker gone
     assert await similar_to(api, "Any search at all") is not None
@@ -293,3 +298,50 @@ async def test_model_runs_at_a_lower_priority_and_dead_processes_are_replaced(
 
     await until(found, within=30)  # the embedder starts again and loads the model first
     await until(both, within=10)
+
+
+def test_texts_embedded_together_equal_texts_embedded_alone() -> None:
+    """The model runs a call's texts in chunks of like length, each padded to its longest
+    (embedding.CHUNK): every text gets the vector it gets alone, in its own place."""
+    import numpy as np
+
+    from services.ideas.embedding import CHUNK, Embedder
+
+    long = "Our support team answers tickets about invoices all day long. " * 30
+    texts = [f"Idea number {i}" + " with more words" * (i % 7) for i in range(CHUNK + 5)]
+    texts[3] = long  # one long text in the first chunk's place, sorted to the last chunk
+    embedder = Embedder(1)
+    together = embedder.embed(texts)
+    alone = np.vstack([embedder.embed([t]) for t in texts])
+    assert together.shape == (len(texts), 384)
+    assert np.abs(together - alone).max() < 1e-4
+
+
+async def test_a_burst_of_new_ideas_is_embedded_in_few_batches(api: Api, system: Any) -> None:
+    """The embedder writes the ideas of a burst in batches (a batch goes when it is full or
+    its first event has waited embedder.GATHER_S): each is found within 2 seconds, and the
+    model ran far fewer times than ideas were created."""
+    import orjson
+
+    from tests.support.processes import LOG_DIR
+
+    log = LOG_DIR / f"{system.amqp_prefix}-ideas-0.log"
+    before = log.stat().st_size
+    made = await asyncio.gather(
+        *(new_idea(api, f"Burst idea {i}: export the backlog as a spreadsheet") for i in range(24))
+    )
+
+    async def all_found() -> bool:
+        got = await similar_to(api, "Export the backlog as a spreadsheet", limit=50)
+        return {m["id"] for m in made} <= {g["idea"]["id"] for g in got}
+
+    await until(all_found, within=2.0)
+    with log.open("rb") as f:
+        f.seek(before)
+        batches = [
+            line
+            for line in (orjson.loads(raw) for raw in f if raw.startswith(b"{"))
+            if line.get("event") == "embeddings_written"
+        ]
+    assert sum(b["events"] for b in batches) >= 24
+    assert len(batches) <= 6, [b["events"] for b in batches]
