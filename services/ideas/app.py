@@ -51,7 +51,6 @@ def create_ideas_app(settings: IdeasSettings) -> web.Application:
         settings.similar_embed_workers,
         settings.similar_embed_nice,
         memory_budget=settings.similar_index_memory_mb * 2**20,
-        cpu=settings.similar_embed_cpu,
     )
     consumers = projection.CONSUMERS
     app.cleanup_ctx.append(pg_context())

@@ -113,7 +113,7 @@ class Embedder:
 def place_model_process(nice: int, cpu: int | None) -> None:
     """This (model) process's CPU priority, `nice` steps below the one it started with, and
     with `cpu`, the one CPU it runs on (docs/similar.md: on a small machine, the requests'
-    processes then find the other CPUs free and take this one first when they need it)."""
+    processes then find the other CPUs free of the embedder's background work)."""
     if nice > 0:
         os.nice(nice)
     if cpu is not None:
@@ -133,13 +133,13 @@ def _exit_with(parent: int) -> None:
     os._exit(0)
 
 
-def _start_worker(nice: int, cpu: int | None) -> None:
-    """A worker process's start: a lower CPU priority (and its CPU), then the model (loaded
-    once)."""
+def _start_worker(nice: int) -> None:
+    """A worker process's start: a lower CPU priority (on any CPU: a search waits for its
+    text), then the model (loaded once)."""
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the service's stop is the service's to make
     threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True).start()
-    place_model_process(nice, cpu)
+    place_model_process(nice, None)
     _worker = Embedder(1)
     _worker.load()
 
@@ -151,15 +151,15 @@ def _embed_in_worker(texts: list[str]) -> np.ndarray:
 
 class EmbedPool:
     """Texts embedded in worker processes of their own (docs/similar.md), `nice` steps below
-    the service's CPU priority (on `cpu` alone, when given): the model never holds the service's GIL, and the service's
+    the service's CPU priority: the model never holds the service's GIL, and the service's
     requests (and PostgreSQL's) take the CPU first when both want it.
 
     Workers start on first use (`warm` starts one ahead) with the `spawn` method, so none
     inherits the event loop's threads or sockets. A worker that dies breaks the pool; the
     texts it held are tried once more in a new one."""
 
-    def __init__(self, workers: int, nice: int, cpu: int | None = None) -> None:
-        self.workers, self.nice, self.cpu = workers, nice, cpu
+    def __init__(self, workers: int, nice: int) -> None:
+        self.workers, self.nice = workers, nice
         self._executor: ProcessPoolExecutor | None = None
 
     def _pool(self) -> ProcessPoolExecutor:
@@ -168,7 +168,7 @@ class EmbedPool:
                 self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_start_worker,
-                initargs=(self.nice, self.cpu),
+                initargs=(self.nice,),
             )
         return self._executor
 
