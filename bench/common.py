@@ -112,6 +112,7 @@ def pooled(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "rps": round(sum(rates) / len(rates), 1) if rates else 0.0,
         "p50_ms": round(percentile(latencies, 50), 2),
         "p99_ms": round(percentile(latencies, 99), 2),
+        "p50_p99_ms_per_run": [[r["p50_ms"], r["p99_ms"]] for r in runs],
     }
 
 

@@ -346,3 +346,19 @@ async def test_a_burst_of_new_ideas_is_embedded_in_few_batches(api: Api, system:
         ]
     assert sum(b["events"] for b in batches) >= 24
     assert len(batches) <= 6, [b["events"] for b in batches]
+
+
+def test_model_calls_are_few_and_padding_bounded() -> None:
+    """Texts of like length share a model call (up to CHUNK); a long one does not pad short
+    ones to its length (a call's padded tokens stay within PAD_WASTE of its own)."""
+    from services.ideas.embedding import CHUNK, PAD_WASTE, chunks
+
+    assert [len(c) for c in chunks([12] * (CHUNK + 6))] == [CHUNK, 6]
+    lengths = [10, 12, 11, 200, 15, 9, 250, 30]
+    calls = chunks(lengths)
+    assert sorted(i for c in calls for i in c) == list(range(len(lengths)))
+    assert calls[0] == [5, 0, 2, 1, 4]  # the short ones, shortest first
+    for c in calls:
+        padded = len(c) * max(lengths[i] for i in c)
+        assert padded <= PAD_WASTE * sum(lengths[i] for i in c)
+    assert chunks([]) == []
