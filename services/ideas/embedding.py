@@ -131,15 +131,13 @@ def chunks(lengths: list[int]) -> list[list[int]]:
 
 
 def place_model_process(nice: int, cpu: int | None) -> None:
-    """This (model) process's CPU priority, `nice` steps below the one it started with; with
-    `cpu`, it runs on that CPU alone and in Linux's idle scheduling class (SCHED_IDLE): it
-    takes only the time that CPU would otherwise idle, and any request's process takes the
-    CPU from it at once (docs/similar.md)."""
+    """This (model) process's CPU priority, `nice` steps below the one it started with, and
+    with `cpu`, the one CPU it runs on (docs/similar.md: on a small machine, the requests'
+    processes then find the other CPUs free of the embedder's background work)."""
     if nice > 0:
         os.nice(nice)
     if cpu is not None:
         os.sched_setaffinity(0, {cpu})
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
 # ---- the search texts' worker processes -----------------------------------------------------

@@ -51,9 +51,8 @@ class IdeasSettings(Settings):
     duplicate_similarity: float = 0.5
     similar_embed_workers: int = 1
     similar_embed_nice: int = 10
-    # The one CPU the embedder process runs on, in the idle scheduling class (None: any CPU,
-    # at SIMILAR_EMBED_NICE): on a small machine, the requests then find the CPUs free of its
-    # background work.
+    # The one CPU the embedder process runs on (None: any): on a small machine, the requests
+    # then find the other CPUs free of its background work.
     similar_embed_cpu: int | None = None
     # The in-memory indexes an ideas process keeps, in MB: beyond, the least recently
     # searched workspaces' are dropped (and loaded again when searched).
