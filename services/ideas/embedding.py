@@ -95,8 +95,7 @@ class Embedder:
             ids = np.zeros((len(part), width), np.int64)
             mask = np.zeros((len(part), width), np.int64)
             for row, i in enumerate(part):
-                n = len(encodings[i].ids)
-                ids[row, :n], mask[row, :n] = encodings[i].ids, 1
+                ids[row, : lengths[i]], mask[row, : lengths[i]] = encodings[i].ids, 1
             out[part] = self._run(ids, mask)
         return out
 

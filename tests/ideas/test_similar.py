@@ -303,7 +303,7 @@ async def test_model_runs_at_a_lower_priority_and_dead_processes_are_replaced(
 
 def test_texts_embedded_together_equal_texts_embedded_alone() -> None:
     """The model runs a call's texts in chunks of like length, each padded to its longest
-    (embedding.CHUNK): every text gets the vector it gets alone, in its own place."""
+    (embedding.chunks): every text gets the vector it gets alone, in its own place."""
     import numpy as np
 
     from services.ideas.embedding import CHUNK, Embedder
