@@ -159,7 +159,7 @@ async def serve(settings: IdeasSettings) -> None:
             log.info(
                 "embedder_started",
                 nice=os.getpriority(os.PRIO_PROCESS, 0),
-                cpus=sorted(os.sched_getaffinity(0)),
+                cpu=settings.similar_embed_cpu,
             )
         await stop.wait()
     finally:

@@ -28,9 +28,10 @@ def _nice(env: dict[str, str], name: str, default: int) -> int:
 
 def _cpu(env: dict[str, str], name: str) -> int | None:
     """`last` (the default): the last CPU this process may run on, when it may run on two or
-    more; `none`: no CPU of their own; a number: that CPU."""
+    more; `none`: any CPU; a number: that CPU."""
     value = env.get(name, "last").strip().lower()
-    allowed = os.sched_getaffinity(0)
+    # Where a process cannot be kept to CPUs (macOS has no sched_setaffinity), `last` is none.
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
     if value == "none":
         return None
     if value == "last":

@@ -219,6 +219,17 @@ def test_settings_defaults_and_overrides() -> None:
     assert chosen.similar_embed_cpu == cpus[0]
 
 
+def test_embedder_cpu_where_processes_cannot_be_kept_to_cpus(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without CPU affinity (macOS), SIMILAR_EMBED_CPU's default keeps the embedder on any
+    CPU and a CPU number is refused, naming the variable: the ideas service still starts."""
+    monkeypatch.delattr(os, "sched_getaffinity")
+    assert IdeasSettings.from_env(SECRETS).similar_embed_cpu is None
+    with pytest.raises(SettingsError, match="SIMILAR_EMBED_CPU"):
+        IdeasSettings.from_env({**SECRETS, "SIMILAR_EMBED_CPU": "0"})
+
+
 BAD_SECRETS = [
     ("", "not set"),
     ("x7Gq2-short", "too short"),
