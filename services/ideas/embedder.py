@@ -44,7 +44,7 @@ log = structlog.get_logger("embedder")
 
 PROCESS = "ideas-embedder"
 BATCH = 64  # ideas a batch
-GATHER_S = 0.5  # how long the first event of a batch waits for more (one model call for all)
+GATHER_S = 0.2  # how long the first event of a batch waits for more (one model call for all)
 PREFETCH = 128  # events delivered ahead
 RESTART_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0)  # between restarts, when it keeps exiting early
 STOP_S = 10.0  # SIGTERM to SIGKILL, when the ideas process stops

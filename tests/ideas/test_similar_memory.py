@@ -33,6 +33,14 @@ IDEAS = [
 async def tight() -> AsyncIterator[PartSystem]:
     # An index holds 1,024 rows at least: 1 MB holds two.
     sys_ = await start_part_system({"SIMILAR_INDEX_MEMORY_MB": "1"}, ("gateway", "ideas"))
+    log = LOG_DIR / f"{sys_.amqp_prefix}-ideas-0.log"
+
+    async def embedder_consuming() -> bool:
+        # The ideas process answers before its embedder has loaded the model (about 2 s on a
+        # busy machine): the 2-second freshness holds from then on.
+        return '"embedder_started"' in log.read_text()
+
+    await until(embedder_consuming, within=60)
     yield sys_
     await stop_part_system(sys_)
 
