@@ -44,6 +44,9 @@ RESCORE = 1024  # candidates scored exactly (and the size up to which a search i
 EMBED_QUEUE = 64  # search texts waiting for the search worker before a 503
 LOOKBACK = 1024  # seqs re-read behind the watermark (rows committed out of order)
 WORDS = DIM // 64  # uint64 words of sign bits a vector
+COARSE_WORDS = 3  # words of the first pass over a large workspace (192 of the 384 bits)
+COARSE_KEEP = 16 * RESCORE  # rows the first pass keeps for the full distance
+COARSE_FROM = 4 * COARSE_KEEP  # rows from which a search makes the first pass
 ELIGIBLE = "i.status <> 'deleted' AND i.merged_into_id IS NULL"
 
 
@@ -57,6 +60,24 @@ def sign_bits(vectors: np.ndarray) -> np.ndarray:
 
 def id_words(ids: list[bytes]) -> np.ndarray:
     return np.frombuffer(b"".join(ids), dtype=np.uint64).reshape(-1, 2).copy()
+
+
+def hamming(bits: np.ndarray, qbits: np.ndarray, n: int, words: int, dtype: Any) -> np.ndarray:
+    """The Hamming distances of the first n rows' first `words` words of sign bits to the
+    query's: one XOR and popcount pass a word (the bits are word-major)."""
+    dist = np.bitwise_count(bits[0, :n] ^ qbits[0]).astype(dtype)
+    word = np.empty(n, np.uint64)
+    for w in range(1, words):
+        np.bitwise_xor(bits[w, :n], qbits[w], out=word)
+        dist += np.bitwise_count(word)
+    return dist
+
+
+def nearest_rows(dist: np.ndarray, keep: int) -> np.ndarray:
+    """The rows of the `keep` smallest distances and their ties: the smallest distance whose
+    count reaches `keep`, from a histogram (cheaper than a partition)."""
+    reach = np.cumsum(np.bincount(dist))
+    return np.flatnonzero(dist <= int(np.searchsorted(reach, keep)))
 
 
 class Index:
@@ -143,16 +164,19 @@ class Index:
             cand = np.flatnonzero(live[:n])
         else:
             qbits = sign_bits(q[None, :])[0]
-            dist = np.bitwise_count(bits[0, :n] ^ qbits[0]).astype(np.uint16)
-            word = np.empty(n, np.uint64)
-            for w in range(1, WORDS):
-                np.bitwise_xor(bits[w, :n], qbits[w], out=word)
-                dist += np.bitwise_count(word)
-            dist[~live[:n]] = DIM + 1
-            # The RESCORE nearest by Hamming distance (and their ties): the smallest distance
-            # whose count reaches RESCORE, from a histogram (cheaper than a partition).
-            reach = np.cumsum(np.bincount(dist, minlength=DIM + 2))
-            cand = np.flatnonzero(dist <= int(np.searchsorted(reach, RESCORE)))
+            # Past COARSE_FROM rows, a first pass on the first COARSE_WORDS words keeps the
+            # COARSE_KEEP nearest (distances fit a byte: half the memory traffic), and the
+            # other words are read for those alone.
+            words = COARSE_WORDS if n > COARSE_FROM else WORDS
+            dist = hamming(bits, qbits, n, words, np.uint8 if words * 64 < 255 else np.uint16)
+            if not live[:n].all():
+                np.putmask(dist, ~live[:n], words * 64 + 1)  # beyond any live row
+            cand = nearest_rows(dist, COARSE_KEEP if words < WORDS else RESCORE)
+            if words < WORDS:
+                full = dist[cand].astype(np.uint16)
+                for w in range(words, WORDS):
+                    full += np.bitwise_count(bits[w, cand] ^ qbits[w])
+                cand = cand[nearest_rows(full, RESCORE)]
             cand = cand[live[cand]]
         scores = (vecs[cand].astype(np.float32) @ q) / 127.0
         top = np.argsort(-scores)[:k] if len(cand) <= k else np.argpartition(-scores, k)[:k]
