@@ -202,6 +202,7 @@ class Similar:
     indexes: dict[uuid.UUID, Index] = field(default_factory=dict)
     loading: dict[uuid.UUID, asyncio.Future[Index]] = field(default_factory=dict)
     watermark: int = 0
+    fetched: set[int] = field(default_factory=set)  # seqs read in the look-back window
 
     def __post_init__(self) -> None:
         # New and edited ideas are embedded by the embedder process (embedder.py), so a search
@@ -277,17 +278,24 @@ class Similar:
                 held_bytes=held,
             )
 
-    async def refresh(self, cur: aiopg.Cursor) -> None:
+    async def refresh(self, cur: aiopg.Cursor) -> int:
         """Apply the rows of loaded workspaces written since the watermark (and up to
         LOOKBACK seqs behind it, for rows that committed out of seq order); each row version
-        once."""
+        once. The rows read."""
         top = await db.fetchval(cur, "SELECT coalesce(max(seq), 0) FROM ideas.embeddings")
+        low = max(self.watermark - LOOKBACK, 0)
+        # Each row version has a seq of its own, so one read once is never read again: a
+        # refresh with nothing new reads nothing, not the look-back window again.
+        self.fetched = {seq for seq in self.fetched if seq > low}
         rows = await db.fetchall(
             cur,
             "SELECT workspace_id, idea_id, vector, live, seq FROM ideas.embeddings"
-            " WHERE seq > %s AND seq <= %s AND workspace_id = ANY(%s::uuid[]) ORDER BY seq",
-            (max(self.watermark - LOOKBACK, 0), top, [str(w) for w in self.indexes]),
+            " WHERE seq > %s AND seq <= %s AND workspace_id = ANY(%s::uuid[])"
+            " AND seq NOT IN (SELECT unnest(%s::bigint[])) ORDER BY seq",
+            # an array literal: a list would be sent as ARRAY[...] of 1,024 expressions
+            (low, top, [str(w) for w in self.indexes], "{%s}" % ",".join(map(str, self.fetched))),
         )
+        self.fetched.update(r["seq"] for r in rows)
         for r in rows:
             index = self.indexes.get(r["workspace_id"])
             if (
@@ -303,6 +311,7 @@ class Similar:
         self.watermark = max(self.watermark, top)
         if rows:
             self._evict()  # the indexes grew
+        return len(rows)
 
     async def run_refresher(self, pool: aiopg.Pool) -> None:
         """LISTEN ideas_similar and refresh on each notice (and every second regardless)."""
