@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from services.ideas.embedding import DIM, quantize
-from services.ideas.similar import COARSE_FROM, RESCORE, Index
+from services.ideas.similar import COARSE_FROM, RESCORE, Index, nearest_rows
 
 
 def clustered(n: int, noise: float, seed: int) -> np.ndarray:
@@ -74,3 +74,19 @@ def test_rows_left_out_are_never_answered() -> None:
     assert not set(after) & set(before[:10])
     assert after == exact_top(index, q, 20)[: len(after)]
     assert after[:10] == before[10:]
+
+
+def test_the_first_pass_keeps_at_least_the_nearest_rows() -> None:
+    """`nearest_rows` with a sampled histogram keeps every row the exact one keeps, and not
+    many more; when the sample misleads it (every 16th row near, the others far) it falls back
+    to the exact histogram."""
+    rng = np.random.default_rng(3)
+    plain = rng.integers(40, 150, 200_000).astype(np.uint8)
+    exact, sampled = nearest_rows(plain, 16_384), nearest_rows(plain, 16_384, sample=True)
+    assert len(exact) >= 16_384 and set(exact) <= set(sampled)
+    assert len(sampled) <= 1.5 * len(exact)
+
+    misleading = np.full(200_000, 150, np.uint8)
+    misleading[::16] = 10  # the sample sees only near rows: 12,500 of them, fewer than kept
+    exact, sampled = nearest_rows(misleading, 16_384), nearest_rows(misleading, 16_384, True)
+    assert len(exact) == len(sampled) == 200_000
