@@ -294,8 +294,9 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
     """Create p50 with and without embeddings; other endpoints' p99 with and without
     similar-query load (a small workspace, so the similar load is the model, not the scan).
     Each twice: from 4 clients as fast as they go (the machine saturated; the similar queries
-    from 2), and offered at half the rates those reached in the first round (paced, open loop:
-    what a service below its capacity sees). `ROUNDS` rounds, the two sides of each comparison
+    from 2), and offered at half the rate the busier side (with embeddings, under similar
+    load) reached in the first round (paced, open loop: what a service below its capacity
+    sees; half of the other side's rate left the busier side near its capacity). `ROUNDS` rounds, the two sides of each comparison
     in turn and their order swapped each round; each side's latencies pooled over the rounds
     (one 8-second run's p99 rests on a few dozen requests and moves by tens of percent)."""
     ws = new_workspace(system)
@@ -407,13 +408,14 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
         order = (True, False) if r % 2 == 0 else (False, True)
         for with_embeddings in order:
             await creates(False, with_embeddings)
-        # The paced rates: half what the first round reached without embeddings / alone.
-        rates.setdefault("create", round(runs["create_without_embeddings"][0]["rps"] / 2))
+        # The paced rates: half what the busier side reached in the first round (with
+        # embeddings / under similar load), so that both sides run at most half loaded.
+        rates.setdefault("create", round(runs["create_with_embeddings"][0]["rps"] / 2))
         for with_embeddings in order:
             await creates(True, with_embeddings)
         for loaded in order:
             await read_load(False, loaded)
-        rates.setdefault("reads", round(runs["reads_alone"][0]["rps"] / 2))
+        rates.setdefault("reads", round(runs["reads_under_similar_load"][0]["rps"] / 2))
         # The similar queries offered at half the rate they reached beside saturating reads.
         rates.setdefault("similar", round(similar_calls["saturated"] / SECONDS / 2, 1))
         for loaded in order:
@@ -426,6 +428,8 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
     out["similar_calls_meanwhile"] = similar_calls["saturated"]
     out["similar_calls_meanwhile_paced"] = similar_calls["paced"]
     out["similar_paced_rate"] = rates["similar"]
+    out["create_paced_rate"] = rates["create"]
+    out["reads_paced_rate"] = rates["reads"]
     for name, changed, base, q in (
         ("create_p50_slowdown", "create_with_embeddings", "create_without_embeddings", "p50_ms"),
         (
@@ -525,7 +529,8 @@ def markdown(r: dict[str, Any]) -> str:
         f"alone {m['reads_p99_change']:+.1%} ({m['similar_calls_meanwhile']} similar calls "
         "meanwhile).",
         "",
-        "Paced at half those rates: create p50 with embeddings vs without "
+        f"Paced at half the busier side's rates ({m.get('create_paced_rate')} creates, "
+        f"{m.get('reads_paced_rate')} reads a second): create p50 with embeddings vs without "
         f"{m['create_paced_p50_slowdown']:+.1%} (caught up {m['paced_embeddings_caught_up_s']}"
         f" s after); reads p99 under similar load vs alone {m['reads_paced_p99_change']:+.1%}"
         f" ({m['similar_calls_meanwhile_paced']} similar calls meanwhile, offered at "
