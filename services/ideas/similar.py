@@ -95,7 +95,6 @@ class Index:
 
     def __init__(self) -> None:
         self.loaded_seq = 0  # every row up to this seq was in the initial load's snapshot
-        self.seen: dict[uuid.UUID, int] = {}  # rows applied since, with their seq
         self.sorted_hi = np.zeros(0, np.uint64)
         self.sorted_at = np.zeros(0, np.int64)
         self.added: dict[tuple[int, int], int] = {}
@@ -261,7 +260,7 @@ class Similar:
         self.indexes[workspace_id] = index
         self._evict()
         # Rows written while it loaded (past its snapshot): the next refresh reads from there
-        # (rows other indexes already applied are skipped, each version is applied once).
+        # (rows already read are not read again: `fetched`).
         self.watermark = min(self.watermark, seq) if self.watermark else seq
         log.info(
             "similar_index_loaded",
@@ -307,16 +306,9 @@ class Similar:
         self.fetched.update(r["seq"] for r in rows)
         for r in rows:
             index = self.indexes.get(r["workspace_id"])
-            if (
-                index is None
-                or r["seq"] <= index.loaded_seq - LOOKBACK
-                or index.seen.get(r["idea_id"]) == r["seq"]
-            ):
-                continue
+            if index is None or r["seq"] <= index.loaded_seq - LOOKBACK:
+                continue  # the rows of its initial load are in it
             index.put(r["idea_id"], np.frombuffer(bytes(r["vector"]), np.int8), r["live"])
-            if len(index.seen) > 100_000:
-                index.seen.clear()
-            index.seen[r["idea_id"]] = r["seq"]
         self.watermark = max(self.watermark, top)
         if rows:
             self._evict()  # the indexes grew
