@@ -149,8 +149,8 @@ def search_ms(index: Index) -> dict[str, float]:
     """One search's time in one thread over the index (mean of 100, median of 3 runs of them),
     with the first pass on 192 bits (as served) and with one pass over all 384 (as before it),
     alternating, in one run."""
-    queries = quantize(np.random.default_rng(5).standard_normal((100, DIM)).astype(np.float32))
-    queries = queries.astype(np.float32) / np.linalg.norm(queries, axis=1, keepdims=True)
+    queries = np.random.default_rng(5).standard_normal((100, DIM)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     runs: dict[str, list[float]] = {"first_pass": [], "one_pass": []}
     served = similar.COARSE_FROM
     try:
@@ -296,9 +296,10 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
     Each twice: from 4 clients as fast as they go (the machine saturated; the similar queries
     from 2), and offered at half the rate the busier side (with embeddings, under similar
     load) reached in the first round (paced, open loop: what a service below its capacity
-    sees; half of the other side's rate left the busier side near its capacity). `ROUNDS` rounds, the two sides of each comparison
-    in turn and their order swapped each round; each side's latencies pooled over the rounds
-    (one 8-second run's p99 rests on a few dozen requests and moves by tens of percent)."""
+    sees; half of the other side's rate left the busier side near its capacity). `ROUNDS`
+    rounds, the two sides of each comparison in turn and their order swapped each round; each
+    side's latencies pooled over the rounds (one 8-second run's p99 rests on a few dozen
+    requests and moves by tens of percent)."""
     ws = new_workspace(system)
     c = Client(session, system.base_url, ws["key"])
     headers = {**client_headers(ws["key"]), "Content-Type": "application/json"}
@@ -529,8 +530,8 @@ def markdown(r: dict[str, Any]) -> str:
         f"alone {m['reads_p99_change']:+.1%} ({m['similar_calls_meanwhile']} similar calls "
         "meanwhile).",
         "",
-        f"Paced at half the busier side's rates ({m.get('create_paced_rate')} creates, "
-        f"{m.get('reads_paced_rate')} reads a second): create p50 with embeddings vs without "
+        f"Paced at half the busier side's rates ({m['create_paced_rate']} creates, "
+        f"{m['reads_paced_rate']} reads a second): create p50 with embeddings vs without "
         f"{m['create_paced_p50_slowdown']:+.1%} (caught up {m['paced_embeddings_caught_up_s']}"
         f" s after); reads p99 under similar load vs alone {m['reads_paced_p99_change']:+.1%}"
         f" ({m['similar_calls_meanwhile_paced']} similar calls meanwhile, offered at "
