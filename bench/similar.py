@@ -37,6 +37,7 @@ from bench.common import (
     client_headers,
     new_workspace,
     paced_run,
+    percentile,
     pooled,
     running_system,
     seed_ideas,
@@ -312,6 +313,9 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
     runs: dict[str, list[dict[str, Any]]] = {}
     caught: dict[str, list[float]] = {"saturated": [], "paced": []}
     similar_calls: dict[str, int] = {"saturated": 0, "paced": 0}
+    # The similar queries' own latencies beside the reads (their model runs in the idle
+    # scheduling class: they take the CPU the reads leave).
+    similar_ms: dict[str, list[float]] = {"saturated": [], "paced": []}
     rates: dict[str, float] = {}
 
     async def create(i: int) -> None:
@@ -342,19 +346,23 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
     def paced_reads(rate: float) -> dict[str, Any]:
         return paced_run(read_urls[0], headers, rate, SECONDS, paths=read_urls, raw=True)
 
-    async def under_similar_load(measure: Any, rate: float | None = None) -> tuple[Any, int]:
+    async def under_similar_load(
+        measure: Any, rate: float | None, took: list[float]
+    ) -> tuple[Any, int]:
         """`measure()` while similar queries run: from 2 clients as fast as they go, or
-        offered at `rate` a second."""
+        offered at `rate` a second; each query's latency (ms) goes to `took`."""
         stop = False
 
         async def background(offset: int, every: float | None) -> int:
             n, start = 0, time.perf_counter()
             while not stop:
+                sent = time.perf_counter()
                 await c.call(
                     "POST",
                     "/api/v1/ideas/similar",
                     json={"title": TEXTS[(n + offset) % 8] + f" {n}"},
                 )
+                took.append((time.perf_counter() - sent) * 1000)
                 n += 1
                 if every is not None:
                     await asyncio.sleep(max(0.0, start + n * every - time.perf_counter()))
@@ -399,8 +407,10 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
             measure = lambda: timed_loop(reads, CLIENTS, SECONDS, 20_000, raw=True)  # noqa: E731
         await settle()
         if loaded:
-            result, n = await under_similar_load(measure, rates["similar"] if paced else None)
-            similar_calls["paced" if paced else "saturated"] += n
+            mode = "paced" if paced else "saturated"
+            rate = rates["similar"] if paced else None
+            result, n = await under_similar_load(measure, rate, similar_ms[mode])
+            similar_calls[mode] += n
         else:
             result = await measure()
         runs.setdefault(name, []).append(result)
@@ -429,6 +439,12 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
     out["similar_calls_meanwhile"] = similar_calls["saturated"]
     out["similar_calls_meanwhile_paced"] = similar_calls["paced"]
     out["similar_paced_rate"] = rates["similar"]
+    for mode, took in similar_ms.items():
+        out[f"similar_beside_reads_{mode}"] = {
+            "p50_ms": round(percentile(took, 50), 2),
+            "p99_ms": round(percentile(took, 99), 2),
+            "requests": len(took),
+        }
     out["create_paced_rate"] = rates["create"]
     out["reads_paced_rate"] = rates["reads"]
     for name, changed, base, q in (
@@ -536,6 +552,14 @@ def markdown(r: dict[str, Any]) -> str:
         f" s after); reads p99 under similar load vs alone {m['reads_paced_p99_change']:+.1%}"
         f" ({m['similar_calls_meanwhile_paced']} similar calls meanwhile, offered at "
         f"{m['similar_paced_rate']} a second).",
+        "",
+        "The similar queries' own latency beside the reads, p50 / p99 ms: "
+        + "; ".join(
+            f"{mode} {s['p50_ms']} / {s['p99_ms']} ({s['requests']} calls)"
+            for mode in ("saturated", "paced")
+            if (s := m.get(f"similar_beside_reads_{mode}"))
+        )
+        + ".",
         "",
     ]
     return "\n".join(lines)

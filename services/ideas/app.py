@@ -50,6 +50,7 @@ def create_ideas_app(settings: IdeasSettings) -> web.Application:
         settings.database_url,
         settings.similar_embed_workers,
         settings.similar_embed_nice,
+        settings.similar_search_idle,
         memory_budget=settings.similar_index_memory_mb * 2**20,
     )
     consumers = projection.CONSUMERS

@@ -129,14 +129,19 @@ def chunks(lengths: list[int]) -> list[list[int]]:
     return out
 
 
-def place_model_process(nice: int, cpu: int | None) -> None:
-    """This (model) process's CPU priority, `nice` steps below the one it started with, and
-    with `cpu`, the one CPU it runs on (docs/similar.md: on a small machine, the requests'
-    processes then find the other CPUs free of the embedder's background work)."""
+def place_model_process(nice: int, cpu: int | None, idle: bool = False) -> None:
+    """This (model) process's CPU priority, `nice` steps below the one it started with; with
+    `cpu`, the one CPU it runs on (docs/similar.md: on a small machine, the requests'
+    processes then find the other CPUs free of the embedder's background work); with `idle`,
+    Linux's idle scheduling class (`SCHED_IDLE`: the CPU only when no other process wants
+    it), where the system has one. Called in the process's main thread before it starts
+    others, which inherit the class."""
     if nice > 0:
         os.nice(nice)
     if cpu is not None:
         os.sched_setaffinity(0, {cpu})
+    if idle and hasattr(os, "SCHED_IDLE"):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
 # ---- the search texts' worker processes -----------------------------------------------------
@@ -152,13 +157,13 @@ def _exit_with(parent: int) -> None:
     os._exit(0)
 
 
-def _start_worker(nice: int) -> None:
-    """A worker process's start: a lower CPU priority (on any CPU: a search waits for its
-    text), then the model (loaded once)."""
+def _start_worker(nice: int, idle: bool) -> None:
+    """A worker process's start: a lower CPU priority, in the idle class with `idle` (on any
+    CPU: a search waits for its text), then the model (loaded once)."""
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the service's stop is the service's to make
     threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True).start()
-    place_model_process(nice, None)
+    place_model_process(nice, None, idle)
     _worker = Embedder(1)
     _worker.load()
 
@@ -170,15 +175,16 @@ def _embed_in_worker(texts: list[str]) -> np.ndarray:
 
 class EmbedPool:
     """Texts embedded in worker processes of their own (docs/similar.md), `nice` steps below
-    the service's CPU priority: the model never holds the service's GIL, and the service's
-    requests (and PostgreSQL's) take the CPU first when both want it.
+    the service's CPU priority and, with `idle`, in the idle scheduling class: the model never
+    holds the service's GIL, and the service's requests (and PostgreSQL's) take the CPU first
+    when both want it.
 
     Workers start on first use (`warm` starts one ahead) with the `spawn` method, so none
     inherits the event loop's threads or sockets. A worker that dies breaks the pool; the
     texts it held are tried once more in a new one."""
 
-    def __init__(self, workers: int, nice: int) -> None:
-        self.workers, self.nice = workers, nice
+    def __init__(self, workers: int, nice: int, idle: bool = False) -> None:
+        self.workers, self.nice, self.idle = workers, nice, idle
         self._executor: ProcessPoolExecutor | None = None
 
     def _pool(self) -> ProcessPoolExecutor:
@@ -187,7 +193,7 @@ class EmbedPool:
                 self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_start_worker,
-                initargs=(self.nice,),
+                initargs=(self.nice, self.idle),
             )
         return self._executor
 

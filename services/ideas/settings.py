@@ -9,7 +9,7 @@ from typing import Any, cast
 from aiohttp import web
 
 from libs.common import web as common_web
-from libs.common.settings import Settings, SettingsError, env_float, env_int
+from libs.common.settings import Settings, SettingsError, env_bool, env_float, env_int
 
 
 def _fraction(env: dict[str, str], name: str, default: float) -> float:
@@ -52,6 +52,9 @@ class IdeasSettings(Settings):
     duplicate_similarity: float = 0.5
     similar_embed_workers: int = 1
     similar_embed_nice: int = 10
+    # The search texts' workers in Linux's idle scheduling class besides: a similar query's
+    # model takes only the CPU the other requests leave (docs/similar.md).
+    similar_search_idle: bool = True
     # The one CPU the embedder process runs on (None: any): on a small machine, the requests
     # then find the other CPUs free of its background work.
     similar_embed_cpu: int | None = None
@@ -66,6 +69,7 @@ class IdeasSettings(Settings):
             duplicate_similarity=_fraction(e, "DUPLICATE_SIMILARITY", 0.5),
             similar_embed_workers=env_int(e, "SIMILAR_EMBED_WORKERS", 1, 1),
             similar_embed_nice=_nice(e, "SIMILAR_EMBED_NICE", 10),
+            similar_search_idle=env_bool(e, "SIMILAR_SEARCH_IDLE", True),
             similar_embed_cpu=_cpu(e, "SIMILAR_EMBED_CPU"),
             similar_index_memory_mb=env_int(e, "SIMILAR_INDEX_MEMORY_MB", 1024, 1),
         )

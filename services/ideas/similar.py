@@ -206,6 +206,7 @@ class Similar:
     dsn: str
     workers: int = 1
     nice: int = 10
+    idle: bool = True  # the search texts' workers in the idle scheduling class
     memory_budget: int = 1024 * 2**20  # bytes of indexes kept (SIMILAR_INDEX_MEMORY_MB)
     indexes: dict[uuid.UUID, Index] = field(default_factory=dict)
     loading: dict[uuid.UUID, asyncio.Future[Index]] = field(default_factory=dict)
@@ -215,7 +216,7 @@ class Similar:
     def __post_init__(self) -> None:
         # New and edited ideas are embedded by the embedder process (embedder.py), so a search
         # never waits behind them.
-        self.query_pool = EmbedPool(self.workers, self.nice)
+        self.query_pool = EmbedPool(self.workers, self.nice, self.idle)
         self.search_pool = ThreadPoolExecutor(2, thread_name_prefix="search")
         self.waiting = threading.BoundedSemaphore(EMBED_QUEUE)
 

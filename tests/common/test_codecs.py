@@ -173,6 +173,7 @@ SECRETS = {"INTERNAL_TOKEN": secrets.token_urlsafe(32), "CURSOR_SECRET": secrets
         (IdeasSettings, {"SIMILAR_EMBED_NICE": "20"}, "SIMILAR_EMBED_NICE"),
         (IdeasSettings, {"SIMILAR_EMBED_NICE": "-1"}, "SIMILAR_EMBED_NICE"),
         (IdeasSettings, {"SIMILAR_EMBED_WORKERS": "0"}, "SIMILAR_EMBED_WORKERS"),
+        (IdeasSettings, {"SIMILAR_SEARCH_IDLE": "maybe"}, "SIMILAR_SEARCH_IDLE"),
         (IdeasSettings, {"SIMILAR_EMBED_CPU": "first"}, "SIMILAR_EMBED_CPU"),
         (IdeasSettings, {"SIMILAR_EMBED_CPU": "-1"}, "SIMILAR_EMBED_CPU"),
         (IdeasSettings, {"SIMILAR_EMBED_CPU": "4096"}, "SIMILAR_EMBED_CPU"),

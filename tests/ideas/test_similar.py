@@ -265,10 +265,12 @@ async def test_model_runs_at_a_lower_priority_and_dead_processes_are_replaced(
     api: Api, system: Any
 ) -> None:
     """The model runs outside the ideas process, in its search worker and its embedder, both
-    SIMILAR_EMBED_NICE (default 10) below its CPU priority; the embedder, where the ideas
-    process may use two CPUs or more, on the last of them alone (SIMILAR_EMBED_CPU, default
-    last), the search worker on any (a search waits for it); killed, both are replaced: the
-    next search answers and new ideas are still embedded."""
+    SIMILAR_EMBED_NICE (default 10) below its CPU priority, the search worker in the idle
+    scheduling class besides (SIMILAR_SEARCH_IDLE, default on), the embedder not (it must
+    not starve); the embedder, where the ideas process may use two CPUs or more, on the last
+    of them alone (SIMILAR_EMBED_CPU, default last), the search worker on any (a search
+    waits for it); killed, both are replaced: the next search answers and new ideas are
+    still embedded."""
     import os
     import signal
 
@@ -288,6 +290,9 @@ async def test_model_runs_at_a_lower_priority_and_dead_processes_are_replaced(
         assert nice == lower, f"the {name} process runs {nice} below the service, not {lower}"
         cpus, expected = os.sched_getaffinity(pid), pinned if name == "embedder" else allowed
         assert cpus == expected, f"the {name} process runs on CPUs {cpus}, not {expected}"
+        policy = os.sched_getscheduler(pid)
+        wanted = os.SCHED_IDLE if name == "search" else os.sched_getscheduler(ideas)
+        assert policy == wanted, f"the {name} process runs in class {policy}, not {wanted}"
         os.kill(pid, signal.SIGKILL)
     await asyncio.sleep(0.5)  # the pool sees its worker gone
     assert await similar_to(api, "Any search at all") is not None
