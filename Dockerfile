@@ -1,6 +1,7 @@
 # One image for every process; the command picks the process:
 #   ims-gateway (8080), ims-ideas (8081), ims-customers (8082), ims-webhooks (8083),
-#   ims-analytics (8084), ims-mcp (8085), ideasctl (admin CLI; `ideasctl migrate` in the migration Job).
+#   ims-analytics (8084), ims-mcp (8085), ims-ideas-embedder (8086, probes and metrics only),
+#   ideasctl (admin CLI; `ideasctl migrate` in the migration Job).
 # Build: docker build -t idea-management:dev .
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm

@@ -56,7 +56,8 @@ def create_ideas_app(settings: IdeasSettings) -> web.Application:
     consumers = projection.CONSUMERS
     app.cleanup_ctx.append(pg_context())
     app.cleanup_ctx.append(similar_context(index))
-    app.cleanup_ctx.append(embedder_context())
+    if settings.similar_embedder == "child":  # else a process of its own (embedder.py)
+        app.cleanup_ctx.append(embedder_context())
     app.cleanup_ctx.append(broker_context(QUEUES, consumers=consumers, schema="ideas"))
     app.cleanup_ctx.append(relay_context("ideas"))
     app.cleanup_ctx.append(http_context)

@@ -1,7 +1,12 @@
-"""`python -m services.ideas.embedder`: the ideas service's embedder (docs/similar.md).
+"""`python -m services.ideas.embedder` (`ims-ideas-embedder`): the ideas service's embedder
+(docs/similar.md).
 
-Each ideas process starts one (`embedder_context`) and starts it again if it exits. It
-consumes the `similar` queue (idea.created, idea.updated, idea.status_changed, idea.deleted)
+It runs one of two ways (`SIMILAR_EMBEDDER`). `child` (the default): each ideas process
+starts one (`embedder_context`, with `--child`), starts it again if it exits, and stops it;
+the child exits on its own when its parent is gone. `external`: the ideas processes start
+none, and the embedder runs as a process of its own (its Deployment in deploy/k8s, scaled
+apart from the API's), serving `/healthz`, `/readyz` (PostgreSQL and RabbitMQ) and `/metrics`
+on `EMBEDDER_PORT` (8086) for its probes and Prometheus. Either way it consumes the `similar` queue (idea.created, idea.updated, idea.status_changed, idea.deleted)
 and keeps ideas' rows in `ideas.embeddings` current: the events delivered together are taken
 as one batch (up to `BATCH`), their ideas read in one query, the changed texts embedded in one
 model call, the rows written in one transaction, then one `NOTIFY ideas_similar`
@@ -12,7 +17,7 @@ It runs `SIMILAR_EMBED_NICE` steps below the ideas process's CPU priority (on th
 `SIMILAR_EMBED_CPU` names), with an event loop,
 database pool and broker connection of its own: the model and the writes never take the CPU
 or the event loop from the API's requests. It stops on SIGTERM or SIGINT after the batch in
-hand, and when its parent is gone (checked each second).
+hand, and, as a child, when its parent is gone (checked each second).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from libs.common.logging import configure_logging
 from libs.common.messaging import Broker, Consumer, Idempotent
 from libs.common.settings import load_or_exit
 from libs.common.tasks import raise_if_cancelled
+from libs.common.web import BROKER, PG_POOL, create_app
 
 from .embedding import Embedder, place_model_process
 from .settings import IdeasSettings
@@ -115,7 +121,19 @@ class Batches:
         )
 
 
-async def serve(settings: IdeasSettings) -> None:
+async def probes(settings: IdeasSettings, pool: Any, broker: Broker) -> web.AppRunner:
+    """A process of its own: `/healthz`, `/readyz` (PostgreSQL answers, the broker is
+    connected) and `/metrics` on `EMBEDDER_PORT`, the internal endpoints every process has."""
+    app = create_app(settings, PROCESS)
+    app[PG_POOL], app[BROKER] = pool, broker
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, settings.service_host, settings.embedder_port).start()
+    log.info("serving", process=PROCESS, port=settings.embedder_port)
+    return runner
+
+
+async def serve(settings: IdeasSettings, child: bool) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -129,7 +147,6 @@ async def serve(settings: IdeasSettings) -> None:
         stop.set()
 
     embedder = Embedder(1)
-    await loop.run_in_executor(None, embedder.load)
     pool = await db.create_pool(
         settings.database_url,
         minsize=1,
@@ -139,9 +156,14 @@ async def serve(settings: IdeasSettings) -> None:
     )
     broker = Broker(settings.amqp_url, settings.amqp_prefix, f"ims-{PROCESS}", QUEUES)
     batches = Batches(pool, embedder)
-    tasks = [asyncio.create_task(batches.run()), asyncio.create_task(orphaned())]
-    consumer = None
+    tasks = [asyncio.create_task(batches.run())]
+    if child:
+        tasks.append(asyncio.create_task(orphaned()))
+    consumer, listener = None, None
     try:
+        if not child:  # its probes answer while the model loads
+            listener = await probes(settings, pool, broker)
+        await loop.run_in_executor(None, embedder.load)
         delay = 0.5
         while not stop.is_set():
             try:
@@ -165,6 +187,8 @@ async def serve(settings: IdeasSettings) -> None:
     finally:
         if consumer is not None:
             await consumer.stop()  # unacked events return to the queue
+        if listener is not None:
+            await listener.cleanup()
         for task in tasks:
             task.cancel()
         await asyncio.wait(tasks, timeout=2.0)
@@ -178,7 +202,7 @@ def main() -> None:
     settings = load_or_exit(PROCESS, IdeasSettings)
     configure_logging(settings.log_format, settings.log_level, PROCESS)
     place_model_process(settings.similar_embed_nice, settings.similar_embed_cpu)
-    asyncio.run(serve(settings))
+    asyncio.run(serve(settings, child="--child" in sys.argv[1:]))
 
 
 # ---- in the ideas process: start it, start it again, stop it -----------------------------------
@@ -196,7 +220,7 @@ def embedder_context() -> Callable[[web.Application], AsyncIterator[None]]:
             while True:
                 started = time.monotonic()
                 proc = await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "services.ideas.embedder"
+                    sys.executable, "-m", "services.ideas.embedder", "--child"
                 )
                 current[:] = [proc]
                 code = await proc.wait()

@@ -44,6 +44,14 @@ def _cpu(env: dict[str, str], name: str) -> int | None:
     return int(value)
 
 
+def _choice(env: dict[str, str], name: str, choices: tuple[str, ...]) -> str:
+    """One of `choices` (the first by default)."""
+    value = env.get(name, "").strip().lower() or choices[0]
+    if value not in choices:
+        raise SettingsError(f"{name} must be {' or '.join(choices)}, got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class IdeasSettings(Settings):
     # Similar ideas (docs/similar.md): the automation API's meaning rule's threshold; the
@@ -61,6 +69,10 @@ class IdeasSettings(Settings):
     # The in-memory indexes an ideas process keeps, in MB: beyond, the least recently
     # searched workspaces' are dropped (and loaded again when searched).
     similar_index_memory_mb: int = 1024
+    # Who runs the embedder: `child`, each ideas process one of its own; `external`, none
+    # (it runs as a process of its own, `ims-ideas-embedder`, listening on `embedder_port`).
+    similar_embedder: str = "child"
+    embedder_port: int = 8086
 
     @classmethod
     def read(cls, e: dict[str, str], require_secrets: bool) -> dict[str, Any]:
@@ -72,6 +84,8 @@ class IdeasSettings(Settings):
             similar_search_idle=env_bool(e, "SIMILAR_SEARCH_IDLE", True),
             similar_embed_cpu=_cpu(e, "SIMILAR_EMBED_CPU"),
             similar_index_memory_mb=env_int(e, "SIMILAR_INDEX_MEMORY_MB", 1024, 1),
+            similar_embedder=_choice(e, "SIMILAR_EMBEDDER", ("child", "external")),
+            embedder_port=env_int(e, "EMBEDDER_PORT", 8086, 1),
         )
 
 

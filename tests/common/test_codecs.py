@@ -174,6 +174,8 @@ SECRETS = {"INTERNAL_TOKEN": secrets.token_urlsafe(32), "CURSOR_SECRET": secrets
         (IdeasSettings, {"SIMILAR_EMBED_NICE": "-1"}, "SIMILAR_EMBED_NICE"),
         (IdeasSettings, {"SIMILAR_EMBED_WORKERS": "0"}, "SIMILAR_EMBED_WORKERS"),
         (IdeasSettings, {"SIMILAR_SEARCH_IDLE": "maybe"}, "SIMILAR_SEARCH_IDLE"),
+        (IdeasSettings, {"SIMILAR_EMBEDDER": "sidecar"}, "SIMILAR_EMBEDDER"),
+        (IdeasSettings, {"EMBEDDER_PORT": "0"}, "EMBEDDER_PORT"),
         (IdeasSettings, {"SIMILAR_EMBED_CPU": "first"}, "SIMILAR_EMBED_CPU"),
         (IdeasSettings, {"SIMILAR_EMBED_CPU": "-1"}, "SIMILAR_EMBED_CPU"),
         (IdeasSettings, {"SIMILAR_EMBED_CPU": "4096"}, "SIMILAR_EMBED_CPU"),

@@ -9,7 +9,15 @@ violations it finds as readable lines.
 from __future__ import annotations
 
 from .netpol import Address, Endpoint, Pod, allowed, pod_of, process_pod, stranger
-from .workload_rules import GATEWAY_METRICS_PORT, PROCESSES, Check, Obj, of_kind, workloads
+from .workload_rules import (
+    GATEWAY_METRICS_PORT,
+    PROCESSES,
+    WORKERS,
+    Check,
+    Obj,
+    of_kind,
+    workloads,
+)
 
 PUBLIC_ADDRESS = "93.184.215.14"
 PRIVATE_ADDRESSES = [
@@ -110,6 +118,24 @@ def check_internal_services(objs: list[Obj]) -> list[str]:
     return problems
 
 
+def check_workers(objs: list[Obj]) -> list[str]:
+    """No one reaches a worker (the embedder) on its port, not the gateway, not a service,
+    not an outsider; and a worker reaches no service (it needs only the data stores)."""
+    problems = []
+    intruders = _outsiders(objs)
+    for name in PROCESSES:
+        intruders[name] = process_pod(objs, name)
+    for name, port in WORKERS.items():
+        worker = process_pod(objs, name)
+        problems += _reached_by(objs, intruders, worker, name, port)
+        problems += [
+            f"{name} reaches {other} on {other_port}"
+            for other, other_port in PROCESSES.items()
+            if allowed(objs, worker, process_pod(objs, other), other_port)
+        ]
+    return problems
+
+
 def check_dns(objs: list[Obj]) -> list[str]:
     """Every pod of the application resolves names through the cluster DNS."""
     dns = Pod({"k8s-app": "kube-dns"}, "kube-system")
@@ -186,6 +212,7 @@ CHECKS: list[Check] = [
     check_default_deny,
     check_gateway_ingress,
     check_internal_services,
+    check_workers,
     check_dns,
     check_data_stores,
     check_webhook_receivers,

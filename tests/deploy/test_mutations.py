@@ -198,6 +198,14 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[Obj]], object], Check, str]] = {
         net.check_webhook_receivers,
         "webhooks reaches 10.1.2.3",
     ),
+    "embedder labelled a service": (
+        "prod",
+        lambda objs: _object(objs, "Deployment", "ideas-embedder")["spec"]["template"]["metadata"][
+            "labels"
+        ].update({"app.kubernetes.io/component": "service"}),
+        net.check_workers,
+        "ideas-embedder reaches ideas on 8081",
+    ),
     "internet for every process": (
         "prod",
         lambda objs: _policy(objs, "webhooks-receivers")["spec"].update(podSelector={}),

@@ -11,7 +11,14 @@ from libs.common.settings import SECRET_NAMES, secret_problem
 from . import network_rules, workload_rules
 from .conftest import ROOT
 from .netpol import Pod, allowed, process_pod
-from .workload_rules import GATEWAY_METRICS_PORT, PROCESSES, Check, Obj, autoscaler_targets
+from .workload_rules import (
+    GATEWAY_METRICS_PORT,
+    PROCESSES,
+    WORKERS,
+    Check,
+    Obj,
+    autoscaler_targets,
+)
 
 
 @pytest.mark.parametrize(
@@ -45,7 +52,7 @@ def test_prometheus_scrapes_each_process_on_its_own_port_in_prod(
     """overlays/prod lets Prometheus reach every process's port, and only that port."""
     objs = rendered["prod"]
     prometheus = Pod({"app.kubernetes.io/name": "prometheus"}, "monitoring")
-    for name, port in PROCESSES.items():
+    for name, port in {**PROCESSES, **WORKERS}.items():
         process = process_pod(objs, name)
         if name == "gateway":  # the public port answers 404 on /metrics
             port = GATEWAY_METRICS_PORT

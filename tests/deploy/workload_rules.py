@@ -27,6 +27,8 @@ PROCESSES = {
     "analytics": 8084,
     "mcp": 8085,
 }
+# Processes no one calls: their port serves their probes and Prometheus alone.
+WORKERS = {"ideas-embedder": 8086}
 # The gateway serves /metrics on an internal port of its own (docs/gateway.md).
 GATEWAY_METRICS_PORT = 8089
 PART_OF = "idea-management"
@@ -129,7 +131,7 @@ def check_processes(objs: list[Obj]) -> list[str]:
     """Every process runs its own entry point on its port behind a Service, with a disruption
     budget; a Job runs `ideasctl migrate`."""
     problems = []
-    for name, port in PROCESSES.items():
+    for name, port in {**PROCESSES, **WORKERS}.items():
         deployment = named(objs, "Deployment", name)
         if deployment is None:
             problems.append(f"{name}: no Deployment")

@@ -1,0 +1,145 @@
+"""The embedder as a process of its own (`SIMILAR_EMBEDDER=external`, docs/similar.md): the
+ideas process starts none; `ims-ideas-embedder` answers its probes and metrics on
+`EMBEDDER_PORT`, keeps new and edited ideas findable by meaning within 2 seconds, takes up the
+work again after a restart, and stops cleanly on SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.support.processes import LOG_DIR, ROOT, free_port
+from tests.webhooks.support import (
+    PartSystem,
+    start_part_system,
+    stop_part_system,
+    workspace_api,
+)
+
+from .test_similar import I, model_processes, new_idea, similar_to, until
+
+
+@dataclass
+class External:
+    system: PartSystem
+    port: int
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def log(self) -> str:
+        return (LOG_DIR / f"{self.system.amqp_prefix}-embedder.log").read_text()
+
+    def start(self) -> None:
+        env = {**self.system.env(), "EMBEDDER_PORT": str(self.port)}
+        with open(LOG_DIR / f"{self.system.amqp_prefix}-embedder.log", "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "services.ideas.embedder"],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def stop(self) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=15)
+
+    async def status(self, path: str) -> int:
+        async with aiohttp.ClientSession() as s:
+            try:
+                async with s.get(f"http://127.0.0.1:{self.port}{path}") as r:
+                    await r.read()
+                    return r.status
+            except aiohttp.ClientError:
+                return 0
+
+
+@pytest.fixture(scope="module")
+async def external() -> AsyncIterator[External]:
+    sys_ = await start_part_system({"SIMILAR_EMBEDDER": "external"}, ("gateway", "ideas"))
+    ext = External(sys_, free_port())
+    ext.start()
+
+    async def ready() -> bool:
+        return await ext.status("/readyz") == 200 and '"embedder_started"' in ext.log
+
+    await until(ready, within=60)
+    yield ext
+    if ext.proc is not None and ext.proc.poll() is None:
+        ext.stop()
+    await stop_part_system(sys_)
+
+
+async def test_the_ideas_process_starts_no_embedder_and_searches_still_answer(
+    external: External, http: Any, openapi: Any
+) -> None:
+    api = workspace_api(external.system, http, openapi)[1]
+    assert await similar_to(api, "Start the search worker") == []
+    ideas = external.system.procs["ideas"][0].pid
+
+    async def search_worker() -> bool:
+        return "search" in model_processes(ideas)
+
+    await until(search_worker, within=30)
+    assert "embedder" not in model_processes(ideas)
+
+
+async def test_probes_and_metrics_answer_on_its_port(external: External) -> None:
+    assert await external.status("/healthz") == 200
+    assert await external.status("/readyz") == 200
+    async with aiohttp.ClientSession() as s:
+        async with s.get(f"http://127.0.0.1:{external.port}/metrics") as r:
+            assert r.status == 200
+            assert "# TYPE" in await r.text()
+        # Nothing else: the embedder answers no API call, with or without a token.
+        async with s.get(f"http://127.0.0.1:{external.port}/api/v1/ideas") as r:
+            assert r.status in (401, 404)
+
+
+async def test_new_and_edited_ideas_are_found_within_2_seconds(
+    external: External, http: Any, openapi: Any
+) -> None:
+    api = workspace_api(external.system, http, openapi)[1]
+    idea = await new_idea(api, "Carbon footprint report per shipment")
+    started = time.monotonic()
+
+    async def found(query: str) -> bool:
+        got = await similar_to(api, query)
+        return any(g["idea"]["id"] == idea["id"] for g in got)
+
+    await until(lambda: found("CO2 emissions of each delivery"), within=2)
+    assert time.monotonic() - started < 2.5
+    r = await api.patch(
+        f"{I}/{idea['id']}",
+        json={"title": "Invoices in the customer's currency", "summary": "Bill in euros"},
+    )
+    assert r.status == 200, r.body
+    await until(lambda: found("Charge clients in their own money"), within=2)
+
+
+async def test_sigterm_stops_it_cleanly_and_a_new_one_catches_up(
+    external: External, http: Any, openapi: Any
+) -> None:
+    assert external.stop() == 0
+    assert '"embedder_stopped"' in external.log
+    api = workspace_api(external.system, http, openapi)[1]
+    idea = await new_idea(api, "Offline mode on the train")  # while no embedder runs
+    await asyncio.sleep(0.5)
+    assert await similar_to(api, "Work without a network connection while travelling") == []
+    external.start()
+
+    async def found() -> bool:
+        got = await similar_to(api, "Work without a network connection while travelling")
+        return any(g["idea"]["id"] == idea["id"] for g in got)
+
+    await until(found, within=60)  # the event waited in its queue
