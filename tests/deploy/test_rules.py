@@ -37,13 +37,24 @@ def test_every_overlay_and_component_is_rendered(rendered: dict[str, list[Obj]])
     assert {"keda", "operators"} <= parts
 
 
-def test_keda_component_replaces_the_webhooks_hpa(rendered: dict[str, list[Obj]]) -> None:
-    """With components/keda the webhooks Deployment is scaled by the ScaledObject alone."""
+@pytest.mark.parametrize("process", ["webhooks", "ideas-embedder"])
+def test_keda_component_replaces_the_queue_consumers_hpas(
+    process: str, rendered: dict[str, list[Obj]]
+) -> None:
+    """With components/keda the webhooks and ideas-embedder Deployments are each scaled by
+    their ScaledObject alone, on their own queue."""
     for variant, objs in rendered.items():
-        scalers = [scaler for scaler, target in autoscaler_targets(objs) if target == "webhooks"]
+        scalers = [scaler for scaler, target in autoscaler_targets(objs) if target == process]
         keda = "keda" in variant.split("+")
         expected = "ScaledObject" if keda else "HorizontalPodAutoscaler"
-        assert scalers == [f"{expected}/webhooks"], variant
+        assert scalers == [f"{expected}/{process}"], variant
+        if keda:
+            scaled = next(
+                o for o in objs if o["kind"] == "ScaledObject" and o["metadata"]["name"] == process
+            )
+            queue = {"webhooks": "ims.webhooks", "ideas-embedder": "ims.similar"}[process]
+            queues = [t["metadata"].get("queueName") for t in scaled["spec"]["triggers"]]
+            assert queue in queues, (variant, queues)
 
 
 def test_prometheus_scrapes_each_process_on_its_own_port_in_prod(
