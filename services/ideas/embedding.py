@@ -141,7 +141,10 @@ def place_model_process(nice: int, cpu: int | None, idle: bool = False) -> None:
     if cpu is not None:
         os.sched_setaffinity(0, {cpu})
     if idle and hasattr(os, "SCHED_IDLE"):
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        try:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        except OSError as err:  # a sandbox that forbids it: the nice value alone, as before
+            log.warning("idle_class_refused", error=repr(err))
 
 
 # ---- the search texts' worker processes -----------------------------------------------------

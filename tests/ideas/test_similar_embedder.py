@@ -143,3 +143,22 @@ async def test_sigterm_stops_it_cleanly_and_a_new_one_catches_up(
         return any(g["idea"]["id"] == idea["id"] for g in got)
 
     await until(found, within=60)  # the event waited in its queue
+
+
+def test_a_refused_idle_class_leaves_the_model_process_at_its_nice_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where the system refuses the idle scheduling class (a sandbox's syscall filter), a
+    model process still starts, at its nice value, instead of failing every search."""
+    import os
+
+    from services.ideas import embedding
+
+    def refuse(*_: Any) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    niced: list[int] = []
+    monkeypatch.setattr(os, "sched_setscheduler", refuse)
+    monkeypatch.setattr(os, "nice", niced.append)  # this process's own priority stays
+    embedding.place_model_process(10, None, idle=True)
+    assert niced == [10]
