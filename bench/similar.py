@@ -301,10 +301,12 @@ def maintain(system: System) -> float:
     return round(time.perf_counter() - started, 1)
 
 
-async def settle(cap_s: float = 30.0) -> float:
+async def settle(system: System | None = None, cap_s: float = 30.0) -> float:
     """Wait until the machine is quiet (CPU at least 85% idle over a second): what a phase
-    left behind (consumers, autovacuum) must not land in the next one's figures. Seconds
-    waited."""
+    left behind (consumers, autovacuum) must not land in the next one's figures; with
+    `system`, after `maintain`. Seconds waited."""
+    if system is not None:
+        await asyncio.to_thread(maintain, system)
     started = time.perf_counter()
     while time.perf_counter() - started < cap_s:
         if await asyncio.to_thread(cpu_idle_fraction, 1.0) >= 0.85:
@@ -401,8 +403,7 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
     async def creates(paced: bool, with_embeddings: bool) -> None:
         name = "create_paced" if paced else "create"
         name += "_with_embeddings" if with_embeddings else "_without_embeddings"
-        await asyncio.to_thread(maintain, system)
-        await settle()
+        await settle(system)
         since = db_now(system)
         if not with_embeddings:
             await bind(system, False)
@@ -427,8 +428,7 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
             measure = lambda: asyncio.to_thread(paced_reads, rates["reads"])  # noqa: E731
         else:
             measure = lambda: timed_loop(reads, CLIENTS, SECONDS, 20_000, raw=True)  # noqa: E731
-        await asyncio.to_thread(maintain, system)
-        await settle()
+        await settle(system)
         if loaded:
             mode = "paced" if paced else "saturated"
             rate = rates["similar"] if paced else None

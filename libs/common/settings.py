@@ -80,6 +80,14 @@ def env_bool(env: dict[str, str], name: str, default: bool) -> bool:
     raise SettingsError(f"{name} must be 0 or 1, got {raw!r}")
 
 
+def env_choice(env: dict[str, str], name: str, choices: tuple[str, ...]) -> str:
+    """One of `choices`, spelled as given (the first by default)."""
+    value = env.get(name, "").strip() or choices[0]
+    if value not in choices:
+        raise SettingsError(f"{name} must be {' or '.join(choices)}, got {value!r}")
+    return value
+
+
 def env_secrets(env: dict[str, str], name: str, required: bool) -> tuple[str, ...]:
     """A secret, or several separated by commas while one replaces another (SECURITY.md): the
     first is the one used (sent, or signing), every one is accepted. Each must be a real secret
@@ -213,9 +221,7 @@ class Settings:
     @classmethod
     def read(cls, e: dict[str, str], require_secrets: bool) -> dict[str, Any]:
         """The fields of this class from the variables of `e`; a subclass adds its own."""
-        log_format = e.get("LOG_FORMAT", "json").strip() or "json"
-        if log_format not in ("json", "console"):
-            raise SettingsError(f"LOG_FORMAT must be json or console, got {log_format!r}")
+        log_format = env_choice(e, "LOG_FORMAT", ("json", "console"))
         ideas_port = env_int(e, "IDEAS_PORT", 8081, 1)
         customers_port = env_int(e, "CUSTOMERS_PORT", 8082, 1)
         webhooks_port = env_int(e, "WEBHOOKS_PORT", 8083, 1)

@@ -6,8 +6,8 @@ starts one (`embedder_context`, with `--child`), starts it again if it exits, an
 the child exits on its own when its parent is gone. `external`: the ideas processes start
 none, and the embedder runs as a process of its own (its Deployment in deploy/k8s, scaled
 apart from the API's), serving `/healthz`, `/readyz` (PostgreSQL and RabbitMQ) and `/metrics`
-on `EMBEDDER_PORT` (8086) for its probes and Prometheus. Either way it consumes the `similar` queue (idea.created, idea.updated, idea.status_changed, idea.deleted)
-and keeps ideas' rows in `ideas.embeddings` current: the events delivered together are taken
+on `EMBEDDER_PORT` (8086) for its probes and Prometheus. Either way it consumes the
+`similar` queue (idea.created, idea.updated, idea.status_changed, idea.deleted) and keeps ideas' rows in `ideas.embeddings` current: the events delivered together are taken
 as one batch (up to `BATCH`), their ideas read in one query, the changed texts embedded in one
 model call, the rows written in one transaction, then one `NOTIFY ideas_similar`
 (`similar.upsert_embeddings`). The handler applies the ideas' current state, so it keeps no
@@ -40,7 +40,7 @@ from libs.common.logging import configure_logging
 from libs.common.messaging import Broker, Consumer, Idempotent
 from libs.common.settings import load_or_exit
 from libs.common.tasks import raise_if_cancelled
-from libs.common.web import BROKER, PG_POOL, create_app
+from libs.common.web import BROKER, PG_POOL, create_app, runner
 
 from .embedding import Embedder, place_model_process
 from .settings import IdeasSettings
@@ -123,14 +123,15 @@ class Batches:
 
 async def probes(settings: IdeasSettings, pool: Any, broker: Broker) -> web.AppRunner:
     """A process of its own: `/healthz`, `/readyz` (PostgreSQL answers, the broker is
-    connected) and `/metrics` on `EMBEDDER_PORT`, the internal endpoints every process has."""
+    connected) and `/metrics` on `EMBEDDER_PORT`, the internal endpoints every process has,
+    on a listener with every listener's limits."""
     app = create_app(settings, PROCESS)
     app[PG_POOL], app[BROKER] = pool, broker
-    runner = web.AppRunner(app, handle_signals=False, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, settings.service_host, settings.embedder_port).start()
+    listener = runner(app, settings)
+    await listener.setup()
+    await web.TCPSite(listener, settings.service_host, settings.embedder_port).start()
     log.info("serving", process=PROCESS, port=settings.embedder_port)
-    return runner
+    return listener
 
 
 async def serve(settings: IdeasSettings, child: bool) -> None:

@@ -9,7 +9,14 @@ from typing import Any, cast
 from aiohttp import web
 
 from libs.common import web as common_web
-from libs.common.settings import Settings, SettingsError, env_bool, env_float, env_int
+from libs.common.settings import (
+    Settings,
+    SettingsError,
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+)
 
 
 def _fraction(env: dict[str, str], name: str, default: float) -> float:
@@ -44,14 +51,6 @@ def _cpu(env: dict[str, str], name: str) -> int | None:
     return int(value)
 
 
-def _choice(env: dict[str, str], name: str, choices: tuple[str, ...]) -> str:
-    """One of `choices` (the first by default)."""
-    value = env.get(name, "").strip().lower() or choices[0]
-    if value not in choices:
-        raise SettingsError(f"{name} must be {' or '.join(choices)}, got {value!r}")
-    return value
-
-
 @dataclass(frozen=True)
 class IdeasSettings(Settings):
     # Similar ideas (docs/similar.md): the automation API's meaning rule's threshold; the
@@ -84,7 +83,7 @@ class IdeasSettings(Settings):
             similar_search_idle=env_bool(e, "SIMILAR_SEARCH_IDLE", True),
             similar_embed_cpu=_cpu(e, "SIMILAR_EMBED_CPU"),
             similar_index_memory_mb=env_int(e, "SIMILAR_INDEX_MEMORY_MB", 1024, 1),
-            similar_embedder=_choice(e, "SIMILAR_EMBEDDER", ("child", "external")),
+            similar_embedder=env_choice(e, "SIMILAR_EMBEDDER", ("child", "external")),
             embedder_port=env_int(e, "EMBEDDER_PORT", 8086, 1),
         )
 

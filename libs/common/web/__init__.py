@@ -29,7 +29,7 @@ from .middlewares import (
     route_label,
 )
 from .responses import data_response, error_response, json_response
-from .serving import dump_tasks, run, serve
+from .serving import dump_tasks, run, runner, serve
 
 __all__ = [
     "BROKER",
@@ -64,6 +64,7 @@ __all__ = [
     "relay_context",
     "route_label",
     "run",
+    "runner",
     "serve",
     "stop_tasks",
 ]

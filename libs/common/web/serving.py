@@ -30,7 +30,8 @@ def dump_tasks() -> None:
         log.warning("task_dump", task=task.get_name(), coro=repr(task.get_coro()), stack=frames)
 
 
-def _runner(app: web.Application, settings: Settings) -> Runner:
+def runner(app: web.Application, settings: Settings) -> Runner:
+    """A listener's runner with the process's shutdown, keep-alive and request-head limits."""
     return Runner(
         app,
         handle_signals=False,
@@ -56,12 +57,12 @@ async def serve(
         loop.add_signal_handler(sig, stop.set)
     loop.add_signal_handler(signal.SIGUSR1, dump_tasks)
     settings = app[SETTINGS]
-    runners = [_runner(app, settings)]
+    runners = [runner(app, settings)]
     if metrics_port is not None:
-        runners.append(_runner(metrics_app(), settings))
+        runners.append(runner(metrics_app(), settings))
     try:
-        for runner in runners:
-            await runner.setup()
+        for each in runners:
+            await each.setup()
         await web.TCPSite(runners[0], host, port).start()
         if metrics_port is not None:
             await web.TCPSite(runners[1], settings.service_host, metrics_port).start()
@@ -79,8 +80,8 @@ async def serve(
 
 
 async def _cleanup(runners: list[Runner]) -> None:
-    for runner in runners:  # the main listener first: its requests finish while metrics answer
-        await runner.cleanup()
+    for each in runners:  # the main listener first: its requests finish while metrics answer
+        await each.cleanup()
 
 
 def run(app: web.Application, host: str, port: int, metrics_port: int | None = None) -> None:
