@@ -10,7 +10,9 @@ memory, not quality (quality: tests/ideas/test_similar_quality.py). Measured:
 - `POST /ideas/similar` p50 / p99 (each call embeds its text and searches);
 - idea create p50 with the embeddings computed (the `similar` queue bound) and without (the
   queue unbound for the run), in the same system;
-- `GET /ideas/{id}` and `GET /ideas` p99 alone and under a concurrent similar-query load.
+- `GET /ideas/{id}` and `GET /ideas` p99 alone and under a concurrent similar-query load;
+- the CPU a similar query and a read cost, by process (`cpu_per_request`); with
+  `BENCH_BASELINE=<git ref>`, that commit's code too, in the same run (`cpu_before_after`).
 
 Results: bench/results/similar.json and .md.
 """
@@ -21,7 +23,9 @@ import asyncio
 import io
 import json
 import os
+import statistics
 import struct
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -33,6 +37,7 @@ import numpy as np
 import psycopg2
 
 from bench.common import (
+    ROOT,
     Client,
     client_headers,
     new_workspace,
@@ -41,12 +46,14 @@ from bench.common import (
     pooled,
     running_system,
     seed_ideas,
+    start_system,
+    stop_system,
     timed_loop,
 )
 from services.ideas.embedding import DIM, quantize
 from services.ideas import similar
 from services.ideas.similar import Index
-from tests.support.processes import AMQP_URL, System
+from tests.support.processes import AMQP_URL, System, create_database, drop_database
 
 RESULTS = Path(__file__).parent / "results"
 SIZES = [int(s) for s in os.environ.get("BENCH_SIMILAR_SIZES", "100000,1000000").split(",") if s]
@@ -314,6 +321,78 @@ async def settle(system: System | None = None, cap_s: float = 30.0) -> float:
     return round(time.perf_counter() - started, 1)
 
 
+PARTS = ("gateway", "ideas", "postgres", "rabbitmq", "model")  # the parts a table shows
+
+
+def cpu_by_part(system: System) -> dict[str, float]:
+    """CPU seconds so far of the system's processes by part: each service, the ideas
+    processes' model children (in the idle class or at a lower nice: `model`), PostgreSQL's
+    processes and RabbitMQ's."""
+    tick = os.sysconf("SC_CLK_TCK")
+    part_of = {p.pid: svc for svc, procs in system.procs.items() for p in procs}
+    out: dict[str, float] = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        name, fields = stat[stat.index("(") + 1 : stat.rindex(")")], stat.rsplit(")", 1)[1].split()
+        ppid, cpu = int(fields[1]), (int(fields[11]) + int(fields[12])) / tick
+        if int(pid) in part_of:
+            part = part_of[int(pid)]
+        elif part_of.get(ppid) == "ideas":
+            part = "model"
+        elif name.startswith("postgres"):
+            part = "postgres"
+        elif name.startswith("beam"):
+            part = "rabbitmq"
+        else:
+            continue
+        out[part] = out.get(part, 0.0) + cpu
+    return out
+
+
+async def cpu_per_request(system: System, session: aiohttp.ClientSession) -> dict[str, Any]:
+    """The CPU (ms) a `POST /ideas/similar` and a `GET /ideas/{id}` cost, by part, offered
+    50 a second (400 of each, twice, in turn): what a similar query takes from the requests
+    beside it at their own priority, against what it leaves to the model's idle class."""
+    ws = new_workspace(system)
+    c = Client(session, system.base_url, ws["key"])
+    ids = [
+        (await c.call("POST", "/api/v1/ideas", json={"title": TEXTS[i % 8] + f" {i}"}))["data"][
+            "id"
+        ]
+        for i in range(200)
+    ]
+    calls = {
+        "similar": lambda k: c.call(
+            "POST", "/api/v1/ideas/similar", json={"title": TEXTS[k % 8] + f" {k}"}
+        ),
+        "read": lambda k: c.call("GET", f"/api/v1/ideas/{ids[k % len(ids)]}"),
+    }
+    spent: dict[str, dict[str, float]] = {name: {} for name in calls}
+    n = 400
+    for _ in range(2):
+        for name, call in calls.items():
+            await settle(system)
+            before, start = cpu_by_part(system), time.perf_counter()
+            for k in range(n):
+                await call(k)
+                await asyncio.sleep(max(0.0, start + (k + 1) / 50 - time.perf_counter()))
+            after = cpu_by_part(system)
+            for part, t in after.items():
+                spent[name][part] = spent[name].get(part, 0.0) + t - before.get(part, 0.0)
+    out: dict[str, Any] = {}
+    for name, parts in spent.items():
+        ms = {part: round(t * 1000 / (2 * n), 2) for part, t in sorted(parts.items())}
+        ms["normal_priority"] = round(sum(v for k, v in ms.items() if k != "model"), 2)
+        out[name] = ms
+    out["similar_in_reads"] = round(
+        out["similar"]["normal_priority"] / out["read"]["normal_priority"], 2
+    )
+    return out
+
+
 async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any]:
     """Create p50 with and without embeddings; other endpoints' p99 with and without
     similar-query load (a small workspace, so the similar load is the model, not the scan).
@@ -486,15 +565,52 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
     return out
 
 
+async def cpu_before_after(baseline: str) -> dict[str, Any]:
+    """`cpu_per_request` of commit `baseline`'s code and of this tree's, each on a system of
+    its own, in turn (`ROUNDS` pairs): CPU seconds vary less than latencies, but a machine's
+    speed still moves over minutes; each part's figures are the median of the rounds."""
+    from bench.webhooks import source_tree
+
+    runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        old = source_tree(baseline, tmp)
+        for _ in range(ROUNDS):
+            for name, root in (("before", old), ("after", ROOT)):
+                url = await asyncio.to_thread(create_database)
+                system = await start_system(url, root)
+                try:
+                    async with aiohttp.ClientSession() as session:
+                        runs[name].append(await cpu_per_request(system, session))
+                finally:
+                    await stop_system(system)
+                    await asyncio.to_thread(drop_database, url)
+    out: dict[str, Any] = {"baseline": baseline, "rounds": ROUNDS}
+    for name, measured in runs.items():
+        out[name] = {
+            request: {
+                part: round(statistics.median(m[request].get(part, 0.0) for m in measured), 2)
+                for part in sorted({part for m in measured for part in m[request]})
+            }
+            for request in ("similar", "read")
+        }
+        out[name]["similar_in_reads"] = round(
+            statistics.median(m["similar_in_reads"] for m in measured), 2
+        )
+    return out
+
+
 async def main() -> dict[str, Any]:
     results: dict[str, Any] = {
         "note": "random unit vectors in the index: latency and memory, not quality",
         "machine_cpus": os.cpu_count(),
     }
+    if baseline := os.environ.get("BENCH_BASELINE"):
+        results["cpu_before_after"] = await cpu_before_after(baseline)
     results["index_memory_1m"] = index_bytes_per_million()
     results["prefilter_recall"] = prefilter_recall()
     async with running_system() as system, aiohttp.ClientSession() as session:
         results["sizes"] = []
+        results["cpu_per_request"] = await cpu_per_request(system, session)
         results["mixed"] = await mixed(system, session)
         write(results)
         for n in SIZES:
@@ -585,4 +701,42 @@ def markdown(r: dict[str, Any]) -> str:
         + ".",
         "",
     ]
+    if ba := r.get("cpu_before_after"):
+        lines += [
+            f"Before and after, one run (`BENCH_BASELINE={ba['baseline']}`, {ba['rounds']} "
+            "rounds in turn, each part's median): CPU ms a request, by part.",
+            "",
+            "| request | code | " + " | ".join(PARTS) + " | normal_priority |",
+            "|---|---|" + "---|" * (len(PARTS) + 1),
+        ]
+        for request in ("similar", "read"):
+            for name in ("before", "after"):
+                x = ba[name][request]
+                lines.append(
+                    f"| {request} | {name} | "
+                    + " | ".join(str(x.get(p, 0.0)) for p in PARTS)
+                    + f" | {x['normal_priority']} |"
+                )
+        lines += [
+            "",
+            f"A similar query in reads' worth at the requests' priority: before "
+            f"{ba['before']['similar_in_reads']}, after {ba['after']['similar_in_reads']}.",
+            "",
+        ]
+    if cpu := r.get("cpu_per_request"):
+        parts = sorted({part for name in ("similar", "read") for part in cpu[name]})
+        lines += [
+            "CPU a request costs, by part, ms (offered 50 a second; `model`: the ideas "
+            "processes' model children, below the requests' priority; `normal_priority`: "
+            f"all the others). A similar query costs {cpu['similar_in_reads']} reads' worth "
+            "at the requests' priority.",
+            "",
+            "| request | " + " | ".join(parts) + " |",
+            "|---|" + "---|" * len(parts),
+        ]
+        for name, label in (("similar", "POST /ideas/similar"), ("read", "GET /ideas/{id}")):
+            lines.append(
+                f"| {label} | " + " | ".join(str(cpu[name].get(p, 0.0)) for p in parts) + " |"
+            )
+        lines.append("")
     return "\n".join(lines)

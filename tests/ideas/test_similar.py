@@ -96,6 +96,63 @@ async def test_edit_delete_and_merge_follow_within_2_seconds(api: Api) -> None:
     await until(lambda: _has(ids("PDF download of reports"), d["id"]))
 
 
+async def test_limit_counts_only_ideas_that_may_show(api: Api) -> None:
+    """`limit` answers that many eligible ideas, best first, even when the nearest hits in the
+    index are ideas deleted or merged a moment ago (the index has not heard yet)."""
+    texts = [
+        "Dark mode for the dashboard",
+        "A dark theme for the web app",
+        "Night mode for the reports screen",
+        "Dark colours for the admin pages",
+    ]
+    made = [await new_idea(api, t) for t in texts]
+    await new_idea(api, "Annual billing with a discount")
+
+    async def all_found() -> bool:
+        got = {o["idea"]["id"] for o in await similar_to(api, "Dark theme please", limit=10)}
+        return {m["id"] for m in made} <= got
+
+    await until(all_found)
+    best = [o["idea"]["id"] for o in await similar_to(api, "Dark theme please", limit=4)]
+    # The two nearest go at once: the index still ranks them first for a moment.
+    await api.delete(f"{I}/{best[0]}")
+    r = await api.post(f"{I}/{best[1]}/merge", json={"intoId": best[3]})
+    assert r.status == 200, r.body
+    got = await similar_to(api, "Dark theme please", limit=2)
+    assert [o["idea"]["id"] for o in got] == best[2:4]
+    assert got[0]["similarity"] >= got[1]["similarity"]
+
+
+async def test_searches_held_by_a_dying_search_worker_are_answered(api: Api, system: Any) -> None:
+    """The texts a search worker held when it died are tried once more in a new worker: every
+    search in flight answers 200, none a 5xx."""
+    import os
+    import signal
+
+    from tests.support.processes import LOG_DIR
+
+    assert await similar_to(api, "Warm the search worker") is not None
+    ideas = system.procs["ideas"][0].pid
+
+    async def started() -> bool:
+        return "search" in model_processes(ideas)
+
+    await until(started, within=30)
+    worker = model_processes(ideas)["search"]
+    long = "Our support team answers tickets about invoices all day long and more. " * 6
+    searches = [
+        asyncio.ensure_future(api.post(f"{I}/similar", json={"title": f"{i} {long}"}))
+        for i in range(16)
+    ]
+    await asyncio.sleep(0.2)  # the texts reach the worker, a few of them each model call
+    os.kill(worker, signal.SIGKILL)
+    answers = await asyncio.gather(*searches)
+    assert [a.status for a in answers] == [200] * 16, [a.body for a in answers]
+    log = (LOG_DIR / f"{system.amqp_prefix}-ideas-0.log").read_text()
+    assert '"embed_worker_gone"' in log, "the worker died holding no text: nothing was retried"
+    assert model_processes(ideas)["search"] != worker
+
+
 async def _has(ids: Any, idea_id: str) -> bool:
     return idea_id in await ids
 
@@ -321,6 +378,28 @@ def test_texts_embedded_together_equal_texts_embedded_alone() -> None:
     alone = np.vstack([embedder.embed([t]) for t in texts])
     assert together.shape == (len(texts), 384)
     assert np.abs(together - alone).max() < 1e-4
+
+
+async def test_search_texts_waiting_together_get_their_own_vectors() -> None:
+    """The search worker runs the texts that wait together through the model together: each
+    caller gets its own text's vector, the one the model gives it alone."""
+    import numpy as np
+
+    from services.ideas.embedding import EmbedPool, Embedder
+
+    texts = [f"Request {i}: " + "export the invoices as PDF " * (i % 5) for i in range(24)]
+    model = Embedder(1)
+    alone = model.embed(texts[:1])
+    pool = EmbedPool(1, 0)
+    try:
+        await pool.warm()
+        got = await asyncio.gather(*(pool.embed([t]) for t in texts))
+        again = await pool.embed(texts[:1])
+    finally:
+        pool.close()
+    expected = np.concatenate([model.embed([t]) for t in texts])
+    assert np.abs(np.concatenate(got) - expected).max() < 1e-4
+    assert np.abs(again - alone).max() < 1e-4
 
 
 async def test_a_burst_of_new_ideas_is_embedded_in_few_batches(api: Api, system: Any) -> None:

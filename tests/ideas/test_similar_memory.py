@@ -67,7 +67,7 @@ async def test_model_processes_end_with_a_killed_ideas_process(
     tight: PartSystem, http: Any, openapi: Any
 ) -> None:
     """SIGKILL leaves the ideas process no time to stop its model processes: they notice it is
-    gone and exit (the search worker and the multiprocessing helper with it)."""
+    gone and exit (the search worker and the embedder, and any helper multiprocessing started)."""
     api = workspace_api(tight, http, openapi)[1]
     await similar_to(api, "Start the search worker")
     ideas = tight.procs["ideas"][0].pid
@@ -76,7 +76,7 @@ async def test_model_processes_end_with_a_killed_ideas_process(
         return len(model_processes(ideas)) == 2
 
     await until(both, within=30)
-    children = children_of(ideas)  # the model processes and multiprocessing's helper
+    children = children_of(ideas)  # the model processes (and any helper of multiprocessing)
     os.kill(ideas, signal.SIGKILL)
     tight.procs["ideas"][0].wait()
 
