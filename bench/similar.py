@@ -393,9 +393,14 @@ async def cpu_per_request(system: System, session: aiohttp.ClientSession) -> dic
     return out
 
 
-async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any]:
+async def mixed(
+    system: System, session: aiohttp.ClientSession, similar_in_reads: float
+) -> dict[str, Any]:
     """Create p50 with and without embeddings; other endpoints' p99 with and without
     similar-query load (a small workspace, so the similar load is the model, not the scan).
+    The paced reads also beside a control load: `GET /ideas/{id}` offered at the similar
+    queries' rate times `similar_in_reads` (the same CPU at the requests' priority, no model):
+    what that much more work costs the reads' p99 on this machine whatever it is.
     Each twice: from 4 clients as fast as they go (the machine saturated; the similar queries
     from 2), and offered at half the rate the busier side (with embeddings, under similar
     load) reached in the first round (paced, open loop: what a service below its capacity
@@ -448,22 +453,24 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
     def paced_reads(rate: float) -> dict[str, Any]:
         return paced_run(read_urls[0], headers, rate, SECONDS, paths=read_urls, raw=True)
 
+    async def similar_query(n: int) -> None:
+        await c.call("POST", "/api/v1/ideas/similar", json={"title": TEXTS[n % 8] + f" {n}"})
+
+    async def read_one(n: int) -> None:
+        await c.call("GET", f"/api/v1/ideas/{ids[n % len(ids)]}")
+
     async def under_similar_load(
-        measure: Any, rate: float | None, took: list[float]
+        measure: Any, rate: float | None, took: list[float], call: Any = similar_query
     ) -> tuple[Any, int]:
-        """`measure()` while similar queries run: from 2 clients as fast as they go, or
-        offered at `rate` a second; each query's latency (ms) goes to `took`."""
+        """`measure()` while similar queries (or `call`s) run: from 2 clients as fast as they
+        go, or offered at `rate` a second; each call's latency (ms) goes to `took`."""
         stop = False
 
         async def background(offset: int, every: float | None) -> int:
             n, start = 0, time.perf_counter()
             while not stop:
                 sent = time.perf_counter()
-                await c.call(
-                    "POST",
-                    "/api/v1/ideas/similar",
-                    json={"title": TEXTS[(n + offset) % 8] + f" {n}"},
-                )
+                await call(n + offset)
                 took.append((time.perf_counter() - sent) * 1000)
                 n += 1
                 if every is not None:
@@ -517,6 +524,15 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
             result = await measure()
         runs.setdefault(name, []).append(result)
 
+    async def reads_beside_control() -> None:
+        await settle(system)
+        rate = round(rates["similar"] * similar_in_reads, 1)
+        rates["control"] = rate
+        result, _ = await under_similar_load(
+            lambda: asyncio.to_thread(paced_reads, rates["reads"]), rate, [], read_one
+        )
+        runs.setdefault("reads_paced_beside_control", []).append(result)
+
     for r in range(ROUNDS):
         order = (True, False) if r % 2 == 0 else (False, True)
         for with_embeddings in order:
@@ -531,8 +547,10 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
         rates.setdefault("reads", round(runs["reads_under_similar_load"][0]["rps"] / 2))
         # The similar queries offered at half the rate they reached beside saturating reads.
         rates.setdefault("similar", round(similar_calls["saturated"] / SECONDS / 2, 1))
-        for loaded in order:
-            await read_load(True, loaded)
+        sides = [lambda: read_load(True, False), lambda: read_load(True, True)]
+        sides.append(reads_beside_control)
+        for side in sides[r % 3 :] + sides[: r % 3]:  # each side first in one round
+            await side()
 
     out: dict[str, Any] = {name: pooled(results) for name, results in runs.items()}
     out["rounds"] = ROUNDS
@@ -547,6 +565,8 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
             "p99_ms": round(percentile(took, 99), 2),
             "requests": len(took),
         }
+    out["control_paced_rate"] = rates["control"]
+    out["similar_in_reads"] = similar_in_reads
     out["create_paced_rate"] = rates["create"]
     out["reads_paced_rate"] = rates["reads"]
     for name, changed, base, q in (
@@ -559,6 +579,12 @@ async def mixed(system: System, session: aiohttp.ClientSession) -> dict[str, Any
         ),
         ("reads_p99_change", "reads_under_similar_load", "reads_alone", "p99_ms"),
         ("reads_paced_p99_change", "reads_paced_under_similar_load", "reads_paced_alone", "p99_ms"),
+        (
+            "reads_paced_control_p99_change",
+            "reads_paced_beside_control",
+            "reads_paced_alone",
+            "p99_ms",
+        ),
     ):
         b = out[base][q]
         out[name] = round(out[changed][q] / b - 1, 3) if b else None
@@ -611,7 +637,8 @@ async def main() -> dict[str, Any]:
     async with running_system() as system, aiohttp.ClientSession() as session:
         results["sizes"] = []
         results["cpu_per_request"] = await cpu_per_request(system, session)
-        results["mixed"] = await mixed(system, session)
+        weight = results["cpu_per_request"]["similar_in_reads"]
+        results["mixed"] = await mixed(system, session, weight)
         write(results)
         for n in SIZES:
             results["sizes"].append(await size_run(system, session, n))
@@ -674,6 +701,7 @@ def markdown(r: dict[str, Any]) -> str:
         "reads_under_similar_load",
         "reads_paced_alone",
         "reads_paced_under_similar_load",
+        "reads_paced_beside_control",
     ):
         x = m[name]
         lines.append(f"| {name} | {x['p50_ms']} | {x['p99_ms']} | {x['rps']} |")
@@ -691,6 +719,11 @@ def markdown(r: dict[str, Any]) -> str:
         f" s after); reads p99 under similar load vs alone {m['reads_paced_p99_change']:+.1%}"
         f" ({m['similar_calls_meanwhile_paced']} similar calls meanwhile, offered at "
         f"{m['similar_paced_rate']} a second).",
+        "",
+        f"The control: the paced reads beside {m['control_paced_rate']} more `GET /ideas/{{id}}`"
+        f" a second (the similar queries' rate times {m['similar_in_reads']}, a similar query's "
+        "CPU at the requests' priority in reads, measured below; no model): reads p99 vs alone "
+        f"{m['reads_paced_control_p99_change']:+.1%}.",
         "",
         "The similar queries' own latency beside the reads, p50 / p99 ms: "
         + "; ".join(

@@ -189,8 +189,11 @@ def _serve(conn: Connection, nice: int, idle: bool) -> None:
                 vectors = vectors[len(texts) :]
         except Exception as err:  # noqa: BLE001 - the callers' to report
             answers = [b"e" + repr(err).encode()] * len(batch)
-        for answer in answers:
-            conn.send_bytes(answer)
+        try:
+            for answer in answers:
+                conn.send_bytes(answer)
+        except OSError:  # the service's end is gone
+            os._exit(0)
 
 
 class _Worker:
