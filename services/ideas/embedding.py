@@ -164,6 +164,13 @@ class WorkerGone(Exception):
     """The worker exited (killed, or out of memory) with texts of ours in hand."""
 
 
+def _answer(embedder: Embedder, texts: list[str]) -> bytes:
+    try:
+        return b"v" + embedder.embed(texts).tobytes()
+    except Exception as err:  # noqa: BLE001 - the caller's to report
+        return b"e" + repr(err).encode()
+
+
 def _serve(conn: Connection, nice: int, idle: bool) -> None:
     """A worker process: a lower CPU priority (in the idle class with `idle`, on any CPU: a
     search waits for its text), the model loaded once, then requests answered in order until
@@ -187,8 +194,8 @@ def _serve(conn: Connection, nice: int, idle: bool) -> None:
             for texts in batch:
                 answers.append(b"v" + vectors[: len(texts)].tobytes())
                 vectors = vectors[len(texts) :]
-        except Exception as err:  # noqa: BLE001 - the callers' to report
-            answers = [b"e" + repr(err).encode()] * len(batch)
+        except Exception:  # noqa: BLE001 - each request alone: one's failure is its own
+            answers = [_answer(embedder, texts) for texts in batch]
         try:
             for answer in answers:
                 conn.send_bytes(answer)
