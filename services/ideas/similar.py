@@ -20,6 +20,7 @@ import hashlib
 import io
 import threading
 import uuid
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ import numpy as np
 import psycopg2
 import structlog
 from aiohttp import web
+from prometheus_client import Counter
 
 from libs.common import db
 from libs.common.errors import NotFound, ServiceUnavailable
@@ -41,6 +43,12 @@ from .render import IDEA_JSON, fragment
 
 log = structlog.get_logger("similar")
 
+SEARCH_TEXTS = Counter(
+    "ims_similar_search_texts_total",
+    "Search texts embedded, by where the vector came from (the model, or the recent texts)",
+    ["source"],
+)
+
 RESCORE = 1024  # candidates scored exactly (and the size up to which a search is exact)
 EMBED_QUEUE = 64  # search texts waiting for the search worker before a 503
 LOOKBACK = 1024  # seqs re-read behind the watermark (rows committed out of order)
@@ -49,6 +57,7 @@ COARSE_WORDS = 3  # words of the first pass over a large workspace (192 of the 3
 COARSE_KEEP = 16 * RESCORE  # rows the first pass keeps for the full distance
 COARSE_FROM = 4 * COARSE_KEEP  # rows from which a search makes the first pass
 INLINE_UP_TO = RESCORE  # rows searched on the event loop (exact: a quarter of a millisecond)
+RECENT_TEXTS = 1024  # search texts (per workspace) whose vectors a process keeps
 ELIGIBLE = "i.status <> 'deleted' AND i.merged_into_id IS NULL"
 # A search's hits (ids, best first), the first `limit` eligible ones rendered, in that order.
 HITS_SQL = (
@@ -220,6 +229,7 @@ class Similar:
     loading: dict[uuid.UUID, asyncio.Future[Index]] = field(default_factory=dict)
     watermark: int = 0
     fetched: set[int] = field(default_factory=set)  # seqs read in the look-back window
+    recent: OrderedDict[tuple[uuid.UUID, str], np.ndarray] = field(default_factory=OrderedDict)
 
     def __post_init__(self) -> None:
         # New and edited ideas are embedded by the embedder process (embedder.py), so a search
@@ -228,13 +238,29 @@ class Similar:
         self.search_pool = ThreadPoolExecutor(2, thread_name_prefix="search")
         self.waiting = threading.BoundedSemaphore(EMBED_QUEUE)
 
-    async def embed(self, texts: list[str]) -> np.ndarray:
-        if not self.waiting.acquire(blocking=False):
-            raise ServiceUnavailable("Too many texts waiting to be embedded; try again")
-        try:
-            return await self.query_pool.embed(texts)
-        finally:
-            self.waiting.release()
+    async def embed(self, workspace_id: uuid.UUID, texts: list[str]) -> np.ndarray:
+        """The unit vectors of a workspace's search texts. A text the workspace asked for
+        lately (an integration's retry, a draft searched again) comes from the process's
+        last RECENT_TEXTS, not the model: the model is what the requests beside a search feel
+        (docs/similar.md). Kept per workspace, so how fast a text answers says nothing of
+        another workspace's searches."""
+        found = {t: v for t in texts if (v := self.recent.get((workspace_id, t))) is not None}
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            if not self.waiting.acquire(blocking=False):
+                raise ServiceUnavailable("Too many texts waiting to be embedded; try again")
+            try:
+                found.update(zip(missing, await self.query_pool.embed(missing)))
+            finally:
+                self.waiting.release()
+        SEARCH_TEXTS.labels("model").inc(len(missing))
+        SEARCH_TEXTS.labels("recent").inc(len(texts) - len(missing))
+        for text, vector in found.items():
+            self.recent[(workspace_id, text)] = vector
+            self.recent.move_to_end((workspace_id, text))
+        while len(self.recent) > RECENT_TEXTS:
+            self.recent.popitem(last=False)
+        return np.stack([found[t] for t in texts])
 
     async def warm(self) -> None:
         """Start a worker (it loads the model) ahead of the first text."""
@@ -415,7 +441,7 @@ class Similar:
         text = idea_text(title, summary)
         if vector is not None and bytes(stored_hash) == text_hash(text):
             return np.frombuffer(bytes(vector), np.int8).astype(np.float32) / 127.0
-        return (await self.embed([text]))[0]
+        return (await self.embed(workspace_id, [text]))[0]
 
 
 SIMILAR = web.AppKey("similar", Similar)

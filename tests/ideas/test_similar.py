@@ -153,6 +153,37 @@ async def test_searches_held_by_a_dying_search_worker_are_answered(api: Api, sys
     assert model_processes(ideas)["search"] != worker
 
 
+async def test_a_text_asked_again_is_not_embedded_again(
+    api: Api, new_workspace: Any, system: Any, http: Any
+) -> None:
+    """A search text the workspace asked for lately answers from the process's recent texts,
+    not the model (`ims_similar_search_texts_total` by source), with the same answer; another
+    workspace's same text goes to the model (nothing about one workspace's searches shows in
+    another's timings)."""
+    import re
+
+    async def counts() -> dict[str, float]:
+        async with http.get(system.metrics_url("ideas") + "/metrics") as r:
+            text = await r.text()
+        found = re.findall(r'ims_similar_search_texts_total\{source="(\w+)"\} (\S+)', text)
+        return {source: float(n) for source, n in found}
+
+    await new_idea(api, "Dark mode for the dashboard")
+    text = f"A night theme for tired eyes {uuid.uuid4()}"
+    first = await similar_to(api, text)
+    before = await counts()
+    again = await similar_to(api, text)
+    after = await counts()
+    assert after["recent"] - before.get("recent", 0) == 1
+    assert after["model"] == before["model"]
+    assert [(o["idea"]["id"], o["similarity"]) for o in again] == [
+        (o["idea"]["id"], o["similarity"]) for o in first
+    ]
+    other: Workspace = await new_workspace()
+    assert (await other.api.post(f"{I}/similar", json={"title": text})).status == 200
+    assert (await counts())["model"] == after["model"] + 1
+
+
 async def _has(ids: Any, idea_id: str) -> bool:
     return idea_id in await ids
 
