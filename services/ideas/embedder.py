@@ -14,7 +14,8 @@ model call, the rows written in one transaction, then one `NOTIFY ideas_similar`
 record of handled events, and a redelivered or reordered event changes nothing.
 
 It runs `SIMILAR_EMBED_NICE` steps below the ideas process's CPU priority (on the CPU
-`SIMILAR_EMBED_CPU` names), with an event loop,
+`SIMILAR_EMBED_CPU` names), its model on a thread of its own in the idle scheduling class,
+with an event loop,
 database pool and broker connection of its own: the model and the writes never take the CPU
 or the event loop from the API's requests. It stops on SIGTERM or SIGINT after the batch in
 hand, and, as a child, when its parent is gone (checked each second).
@@ -28,6 +29,7 @@ import signal
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -42,7 +44,7 @@ from libs.common.settings import load_or_exit
 from libs.common.tasks import raise_if_cancelled
 from libs.common.web import BROKER, PG_POOL, create_app, runner
 
-from .embedding import Embedder, place_model_process
+from .embedding import Embedder, idle_thread, place_model_process
 from .settings import IdeasSettings
 from .similar import upsert_embeddings
 
@@ -61,6 +63,10 @@ class Batches:
 
     def __init__(self, pool: Any, embedder: Embedder) -> None:
         self.pool, self.embedder = pool, embedder
+        # The model on a thread of its own in the idle scheduling class: it takes only the CPU
+        # nothing else wants, while the event loop (reads, transactions) keeps the process's
+        # priority, so a transaction never waits for CPU the model was refused.
+        self.model_thread = ThreadPoolExecutor(1, "model", initializer=idle_thread)
         self.waiting: list[tuple[str, str, float, asyncio.Future[None]]] = []
         self.kick = asyncio.Event()
 
@@ -77,7 +83,9 @@ class Batches:
         await done
 
     async def embed(self, texts: list[str]) -> np.ndarray:
-        return await asyncio.get_running_loop().run_in_executor(None, self.embedder.embed, texts)
+        return await asyncio.get_running_loop().run_in_executor(
+            self.model_thread, self.embedder.embed, texts
+        )
 
     async def run(self) -> None:
         """A batch goes when it is full or its first event has waited GATHER_S."""
@@ -193,6 +201,7 @@ async def serve(settings: IdeasSettings, child: bool) -> None:
         for task in tasks:
             task.cancel()
         await asyncio.wait(tasks, timeout=2.0)
+        batches.model_thread.shutdown(wait=False, cancel_futures=True)
         await broker.close()
         pool.close()
         await pool.wait_closed()

@@ -142,10 +142,17 @@ def place_model_process(nice: int, cpu: int | None, idle: bool = False) -> None:
         os.nice(nice)
     if cpu is not None:
         os.sched_setaffinity(0, {cpu})
-    if idle and hasattr(os, "SCHED_IDLE"):
+    if idle:
+        idle_thread()  # the process's only thread yet: the threads it starts inherit it
+
+
+def idle_thread() -> None:
+    """The calling thread (Linux schedules threads one by one) in the idle scheduling class;
+    where the system refuses it (a sandbox's syscall filter), at its nice value, logged."""
+    if hasattr(os, "SCHED_IDLE"):
         try:
             os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-        except OSError as err:  # a sandbox that forbids it: the nice value alone, as before
+        except OSError as err:
             log.warning("idle_class_refused", error=repr(err))
 
 

@@ -354,8 +354,8 @@ async def test_model_runs_at_a_lower_priority_and_dead_processes_are_replaced(
 ) -> None:
     """The model runs outside the ideas process, in its search worker and its embedder, both
     SIMILAR_EMBED_NICE (default 10) below its CPU priority, the search worker in the idle
-    scheduling class besides (SIMILAR_SEARCH_IDLE, default on), the embedder not (it must
-    not starve); the embedder, where the ideas process may use two CPUs or more, on the last
+    scheduling class besides (SIMILAR_SEARCH_IDLE, default on), the embedder's event loop
+    not (it must not starve mid-transaction: its model thread is, tested below); the embedder, where the ideas process may use two CPUs or more, on the last
     of them alone (SIMILAR_EMBED_CPU, default last), the search worker on any (a search
     waits for it); killed, both are replaced: the next search answers and new ideas are
     still embedded."""
@@ -392,6 +392,30 @@ async def test_model_runs_at_a_lower_priority_and_dead_processes_are_replaced(
 
     await until(found, within=30)  # the embedder starts again and loads the model first
     await until(both, within=10)
+
+
+async def test_the_embedder_runs_its_model_on_an_idle_class_thread(api: Api, system: Any) -> None:
+    """The embedder's model runs on a thread of its own in the idle scheduling class (the CPU
+    nothing else wants); its event loop, which reads and writes PostgreSQL, keeps the
+    process's class, so a transaction never waits for CPU the model was refused."""
+    import os
+    from pathlib import Path
+
+    idea = await new_idea(api, "Archive old ideas in bulk")
+
+    async def found() -> bool:
+        got = await similar_to(api, "Move many stale ideas to the archive at once")
+        return any(g["idea"]["id"] == idea["id"] for g in got)
+
+    await until(found, within=30)
+    ideas = system.procs["ideas"][0].pid
+    embedder = model_processes(ideas)["embedder"]
+    policies = {
+        int(task.name): os.sched_getscheduler(int(task.name))
+        for task in Path(f"/proc/{embedder}/task").iterdir()
+    }
+    assert policies[embedder] == os.sched_getscheduler(ideas), "the event loop's thread"
+    assert os.SCHED_IDLE in policies.values(), f"no thread in the idle class: {policies}"
 
 
 def test_texts_embedded_together_equal_texts_embedded_alone() -> None:
