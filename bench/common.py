@@ -55,6 +55,23 @@ from tests.support.processes import (
 )
 
 
+def proc_stat(pid: int) -> tuple[str, int, float] | None:
+    """(name, parent pid, user + system CPU seconds so far) of a process (Linux /proc); None
+    when it is gone. CPU per request hardly moves with what else the machine is doing."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return stat[stat.index("(") + 1 : stat.rindex(")")], int(fields[1]), cpu
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds of these processes so far (those still running)."""
+    return sum(found[2] for pid in pids if (found := proc_stat(pid)) is not None)
+
+
 def percentile(values: list[float], p: float) -> float:
     """The p-th percentile (0..100), nearest rank; 0.0 for no values."""
     if not values:

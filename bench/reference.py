@@ -34,6 +34,7 @@ import aiohttp
 
 from bench.common import (
     ROOT,
+    cpu_seconds,
     new_workspace,
     paced_run,
     seed_ideas,
@@ -56,17 +57,6 @@ AIM = {"detail": 0.85, "list": 0.8, "paced_p99_ms": 50}
 
 def calls(ids: list[str]) -> dict[str, list[str]]:
     return {"detail": [f"/api/v1/ideas/{i}" for i in ids], "list": ["/api/v1/ideas?limit=25"]}
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User plus system CPU seconds of the processes so far (Linux /proc)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / tick
 
 
 def measured(

@@ -31,13 +31,14 @@ from bench.common import (
     ACCEPT_ENCODING,
     RESULTS,
     client_headers,
+    cpu_seconds,
     new_workspace,
+    proc_stat,
     running_system,
     seed_ideas,
 )
 
 IDEAS = int(os.environ.get("BENCH_IDEAS", "50000"))
-TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 MEASURES = {  # name: (path, params, service, calls)
     "list_25": ("/api/v1/ideas", {"limit": "25"}, "ideas", 400),
     "list_100": ("/api/v1/ideas", {"limit": "100"}, "ideas", 200),
@@ -50,18 +51,6 @@ MEASURES = {  # name: (path, params, service, calls)
     ),
     "export_csv_10k": ("/api/v1/export/ideas", {"format": "csv", "limit": "10000"}, "analytics", 6),
 }
-
-
-def cpu_ms(pids: list[int]) -> float:
-    """User and system CPU time of these processes so far, in milliseconds."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total * TICK_MS
 
 
 def postgres_pids(dsn: str) -> list[int]:
@@ -77,13 +66,8 @@ def postgres_pids(dsn: str) -> list[int]:
         return []  # a server this user cannot see into: no database figure
     children = []
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            if ppid == master:
-                children.append(int(entry.name))
+        if entry.name.isdigit() and (found := proc_stat(int(entry.name))) and found[1] == master:
+            children.append(int(entry.name))
     return [master, *children]
 
 
@@ -108,13 +92,13 @@ async def measure(
             service: pids[service],
             "postgres": postgres_pids(dsn),
         }
-        before = {k: cpu_ms(v) for k, v in groups.items()}
+        before = {k: cpu_seconds(v) * 1000 for k, v in groups.items()}
         latencies, size = [], 0
         for _ in range(calls):
             t0 = time.perf_counter()
             size = await call()
             latencies.append((time.perf_counter() - t0) * 1000)
-        cpu = {k: round((cpu_ms(v) - before[k]) / calls, 3) for k, v in groups.items()}
+        cpu = {k: round((cpu_seconds(v) * 1000 - before[k]) / calls, 3) for k, v in groups.items()}
         out[name] = {
             "calls": calls,
             "p50_ms": round(statistics.median(latencies), 2),

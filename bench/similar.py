@@ -44,6 +44,7 @@ from bench.common import (
     paced_run,
     percentile,
     pooled,
+    proc_stat,
     running_system,
     seed_ideas,
     start_system,
@@ -321,6 +322,22 @@ async def settle(system: System | None = None, cap_s: float = 30.0) -> float:
     return round(time.perf_counter() - started, 1)
 
 
+async def small_workspace(
+    system: System, session: aiohttp.ClientSession
+) -> tuple[dict[str, Any], Client, list[str]]:
+    """A new workspace with 200 ideas through the API (their embeddings by the embedder): its
+    record, a client with its key, and the ideas' ids."""
+    ws = new_workspace(system)
+    c = Client(session, system.base_url, ws["key"])
+    ids = [
+        (await c.call("POST", "/api/v1/ideas", json={"title": TEXTS[i % 8] + f" {i}"}))["data"][
+            "id"
+        ]
+        for i in range(200)
+    ]
+    return ws, c, ids
+
+
 PARTS = ("gateway", "ideas", "postgres", "rabbitmq", "model")  # the parts a table shows
 
 
@@ -328,18 +345,14 @@ def cpu_by_part(system: System) -> dict[str, float]:
     """CPU seconds so far of the system's processes by part: each service, the ideas
     processes' model children (in the idle class or at a lower nice: `model`), PostgreSQL's
     processes and RabbitMQ's."""
-    tick = os.sysconf("SC_CLK_TCK")
     part_of = {p.pid: svc for svc, procs in system.procs.items() for p in procs}
     out: dict[str, float] = {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
+    for pid in map(int, filter(str.isdigit, os.listdir("/proc"))):
+        if (found := proc_stat(pid)) is None:
             continue
-        name, fields = stat[stat.index("(") + 1 : stat.rindex(")")], stat.rsplit(")", 1)[1].split()
-        ppid, cpu = int(fields[1]), (int(fields[11]) + int(fields[12])) / tick
-        if int(pid) in part_of:
-            part = part_of[int(pid)]
+        name, ppid, cpu = found
+        if pid in part_of:
+            part = part_of[pid]
         elif part_of.get(ppid) == "ideas":
             part = "model"
         elif name.startswith("postgres"):
@@ -356,14 +369,7 @@ async def cpu_per_request(system: System, session: aiohttp.ClientSession) -> dic
     """The CPU (ms) a `POST /ideas/similar` and a `GET /ideas/{id}` cost, by part, offered
     50 a second (400 of each, twice, in turn): what a similar query takes from the requests
     beside it at their own priority, against what it leaves to the model's idle class."""
-    ws = new_workspace(system)
-    c = Client(session, system.base_url, ws["key"])
-    ids = [
-        (await c.call("POST", "/api/v1/ideas", json={"title": TEXTS[i % 8] + f" {i}"}))["data"][
-            "id"
-        ]
-        for i in range(200)
-    ]
+    _, c, ids = await small_workspace(system, session)
     calls = {
         "similar": lambda k: c.call(
             "POST", "/api/v1/ideas/similar", json={"title": TEXTS[k % 8] + f" {k}"}
@@ -408,15 +414,8 @@ async def mixed(
     rounds, the two sides of each comparison in turn and their order swapped each round; each
     side's latencies pooled over the rounds (one 8-second run's p99 rests on a few dozen
     requests and moves by tens of percent)."""
-    ws = new_workspace(system)
-    c = Client(session, system.base_url, ws["key"])
+    ws, c, ids = await small_workspace(system, session)
     headers = {**client_headers(ws["key"]), "Content-Type": "application/json"}
-    ids = [
-        (await c.call("POST", "/api/v1/ideas", json={"title": TEXTS[i % 8] + f" {i}"}))["data"][
-            "id"
-        ]
-        for i in range(200)
-    ]
     runs: dict[str, list[dict[str, Any]]] = {}
     caught: dict[str, list[float]] = {"saturated": [], "paced": []}
     similar_calls: dict[str, int] = {"saturated": 0, "paced": 0}

@@ -31,6 +31,7 @@ from typing import Any
 import aiohttp
 import psycopg2
 
+from bench.common import cpu_seconds
 from tests.support.api import make_key, make_workspace
 from tests.support.processes import (
     LOG_DIR,
@@ -168,7 +169,7 @@ async def throughput(
     want = THROUGHPUT_IDEAS * FANOUT
     await rcv.expect(session, want)
     pid = sys_.procs["webhooks"][0].pid
-    cpu_before = cpu_seconds(pid)
+    cpu_before = cpu_seconds([pid])
     started = time.time()
     for start in range(0, THROUGHPUT_IDEAS, 100):
         await api.post(
@@ -177,7 +178,7 @@ async def throughput(
     posted = time.time() - started
     await asyncio.wait_for(rcv.done.wait(), TIME_LIMIT_S)
     elapsed = rcv.done_at - started
-    cpu = cpu_seconds(pid) - cpu_before
+    cpu = cpu_seconds([pid]) - cpu_before
     return {
         "deliveries": want,
         "seconds": round(elapsed, 2),
@@ -185,13 +186,6 @@ async def throughput(
         "deliveriesPerSecond": round(want / elapsed, 1),
         "webhooksCpuUsPerDelivery": round(cpu / want * 1e6, 1),
     }
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds a process has used so far (Linux /proc): unlike rates, CPU per
-    delivery hardly moves with what else the machine is doing."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def latency(

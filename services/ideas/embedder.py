@@ -7,18 +7,19 @@ the child exits on its own when its parent is gone. `external`: the ideas proces
 none, and the embedder runs as a process of its own (its Deployment in deploy/k8s, scaled
 apart from the API's), serving `/healthz`, `/readyz` (PostgreSQL and RabbitMQ) and `/metrics`
 on `EMBEDDER_PORT` (8086) for its probes and Prometheus. Either way it consumes the
-`similar` queue (idea.created, idea.updated, idea.status_changed, idea.deleted) and keeps ideas' rows in `ideas.embeddings` current: the events delivered together are taken
-as one batch (up to `BATCH`), their ideas read in one query, the changed texts embedded in one
+`similar` queue (idea.created, idea.updated, idea.status_changed, idea.deleted) and keeps
+ideas' rows in `ideas.embeddings` current: the events delivered together are taken as one
+batch (up to `BATCH`), their ideas read in one query, the changed texts embedded in one
 model call, the rows written in one transaction, then one `NOTIFY ideas_similar`
 (`similar.upsert_embeddings`). The handler applies the ideas' current state, so it keeps no
 record of handled events, and a redelivered or reordered event changes nothing.
 
 It runs `SIMILAR_EMBED_NICE` steps below the ideas process's CPU priority (on the CPU
 `SIMILAR_EMBED_CPU` names), its model on a thread of its own in the idle scheduling class,
-with an event loop,
-database pool and broker connection of its own: the model and the writes never take the CPU
-or the event loop from the API's requests. It stops on SIGTERM or SIGINT after the batch in
-hand, and, as a child, when its parent is gone (checked each second).
+with an event loop, database pool and broker connection of its own: the model and the
+writes never take the CPU or the event loop from the API's requests. It stops on SIGTERM or
+SIGINT after the batch in hand, and, as a child, when its parent is gone (checked each
+second).
 """
 
 from __future__ import annotations

@@ -238,29 +238,29 @@ class Similar:
         self.search_pool = ThreadPoolExecutor(2, thread_name_prefix="search")
         self.waiting = threading.BoundedSemaphore(EMBED_QUEUE)
 
-    async def embed(self, workspace_id: uuid.UUID, texts: list[str]) -> np.ndarray:
-        """The unit vectors of a workspace's search texts. A text the workspace asked for
+    async def embed(self, workspace_id: uuid.UUID, text: str) -> np.ndarray:
+        """The unit vector of a workspace's search text. A text the workspace asked for
         lately (an integration's retry, a draft searched again) comes from the process's
         last RECENT_TEXTS, not the model: the model is what the requests beside a search feel
         (docs/similar.md). Kept per workspace, so how fast a text answers says nothing of
         another workspace's searches."""
-        found = {t: v for t in texts if (v := self.recent.get((workspace_id, t))) is not None}
-        missing = [t for t in dict.fromkeys(texts) if t not in found]
-        if missing:
+        key = (workspace_id, text)
+        vector = self.recent.pop(key, None)
+        if vector is not None:
+            SEARCH_TEXTS.labels("recent").inc()
+        else:
             if not self.waiting.acquire(blocking=False):
                 raise ServiceUnavailable("Too many texts waiting to be embedded; try again")
             try:
-                found.update(zip(missing, await self.query_pool.embed(missing)))
+                vector = (await self.query_pool.embed([text]))[0]
             finally:
                 self.waiting.release()
-        SEARCH_TEXTS.labels("model").inc(len(missing))
-        SEARCH_TEXTS.labels("recent").inc(len(texts) - len(missing))
-        for text, vector in found.items():
-            self.recent[(workspace_id, text)] = vector
-            self.recent.move_to_end((workspace_id, text))
-        while len(self.recent) > RECENT_TEXTS:
-            self.recent.popitem(last=False)
-        return np.stack([found[t] for t in texts])
+            SEARCH_TEXTS.labels("model").inc()
+            self.recent.pop(key, None)  # a search of the same text meanwhile put it back
+        self.recent[key] = vector  # the most recently asked last
+        if len(self.recent) > RECENT_TEXTS:
+            self.recent.popitem(last=False)  # the least recently asked
+        return vector
 
     async def warm(self) -> None:
         """Start a worker (it loads the model) ahead of the first text."""
@@ -441,7 +441,7 @@ class Similar:
         text = idea_text(title, summary)
         if vector is not None and bytes(stored_hash) == text_hash(text):
             return np.frombuffer(bytes(vector), np.int8).astype(np.float32) / 127.0
-        return (await self.embed(workspace_id, [text]))[0]
+        return await self.embed(workspace_id, text)
 
 
 SIMILAR = web.AppKey("similar", Similar)

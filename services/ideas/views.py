@@ -149,7 +149,7 @@ async def similar_to_idea(request: web.Request) -> web.Response:
 async def similar_ideas(request: web.Request) -> web.Response:
     who, body = caller(request), await parse_body(request, SimilarRequest)
     index = _similar(request)
-    vector = (await index.embed(who.workspace_id, [idea_text(body.title, body.summary)]))[0]
+    vector = await index.embed(who.workspace_id, idea_text(body.title, body.summary))
     async with db.cursor(request.app[PG_POOL]) as cur:
         return data_response(
             await index.search(cur, who.workspace_id, vector, body.limit, body.minSimilarity)
@@ -261,7 +261,7 @@ async def automation_create_idea(request: web.Request) -> web.Response:
     threshold = request.app[SETTINGS].duplicate_similarity
 
     async def meaning(cur: aiopg.Cursor) -> tuple[uuid.UUID, float] | None:
-        vector = (await index.embed(who.workspace_id, [idea_text(body.title, body.summary)]))[0]
+        vector = await index.embed(who.workspace_id, idea_text(body.title, body.summary))
         found = await index.nearest(cur, who.workspace_id, vector, 1, threshold)
         return (found[0][0], found[0][1]) if found else None
 
