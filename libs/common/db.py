@@ -96,11 +96,15 @@ async def create_pool(
 
 
 @contextlib.asynccontextmanager
-async def transaction(pool: aiopg.Pool) -> AsyncIterator[aiopg.Cursor]:
-    """One transaction: committed when the block ends, rolled back when it raises."""
+async def transaction(pool: aiopg.Pool, snapshot: bool = False) -> AsyncIterator[aiopg.Cursor]:
+    """One transaction: committed when the block ends, rolled back when it raises. With
+    `snapshot`, a read-only one whose queries all see the database as of its first (a
+    resource read in several queries is one state of it, whatever commits meanwhile)."""
     async with pool.acquire() as conn:
         async with conn.cursor() as cur:
-            await cur.execute("BEGIN")
+            await cur.execute(
+                "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if snapshot else "BEGIN"
+            )
             try:
                 yield cur
             except BaseException:

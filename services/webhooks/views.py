@@ -159,7 +159,7 @@ async def get_webhook_delivery(request: web.Request) -> web.Response:
     who = caller(request)
     sub_id = path_uuid(request)
     delivery_id = path_uuid(request, "deliveryId")
-    async with db.cursor(request.app[PG_POOL]) as cur:
+    async with db.transaction(request.app[PG_POOL], snapshot=True) as cur:
         if await subs.get(cur, who.workspace_id, sub_id, subs.MAIN) is None:
             raise NotFound("Webhook subscription not found")
         out = await deliveries.detail(cur, who.workspace_id, sub_id, delivery_id)
@@ -178,7 +178,8 @@ async def redeliver_webhook_delivery(request: web.Request) -> web.Response:
 async def get_webhook(request: web.Request) -> web.Response:
     who = caller(request)
     sub_id = path_uuid(request)
-    async with db.cursor(request.app[PG_POOL]) as cur:
+    # One snapshot: the counters and the deliveries they count are read as of one moment.
+    async with db.transaction(request.app[PG_POOL], snapshot=True) as cur:
         row = await subs.get(cur, who.workspace_id, sub_id, subs.MAIN)
         if row is None:
             raise NotFound("Webhook subscription not found")

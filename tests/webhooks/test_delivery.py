@@ -259,6 +259,66 @@ async def test_recent_deliveries_are_the_twenty_newest(
     assert orjson.dumps(detail)  # serializable as sent
 
 
+async def test_detail_reads_one_state_of_the_subscription(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
+    """The subscription's counters and its recent deliveries are read in one snapshot: a
+    delivery recorded between the two reads shows in both or in neither (a delivered delivery
+    beside a null `lastDeliveredAt` was possible when they were two autocommit reads)."""
+    import psycopg2
+
+    path = receiver.new_path()
+    sub = await subscribe(ws.api, receiver.url(path))
+    publish(system.database_url, "idea.created", ws.id, event_data("idea.created"))
+    await receiver.wait(path, 1)
+    await deliveries_when(ws.api, sub["id"], lambda d: d["lastDeliveredAt"] is not None)
+    writer = psycopg2.connect(system.database_url)
+    watcher = psycopg2.connect(system.database_url)
+    watcher.autocommit = True
+    try:
+        with writer, writer.cursor() as cur:  # back to before the delivery was recorded
+            cur.execute(
+                "UPDATE webhooks.subscriptions SET last_delivered_at = NULL WHERE id = %s",
+                (sub["id"],),
+            )
+            cur.execute(
+                "UPDATE webhooks.deliveries SET status = 'pending', delivered_at = NULL,"
+                " next_attempt_at = now() + interval '1 hour' WHERE subscription_id = %s",
+                (sub["id"],),
+            )
+        cur = writer.cursor()
+        cur.execute("LOCK TABLE webhooks.deliveries IN ACCESS EXCLUSIVE MODE")
+        reading = asyncio.ensure_future(ws.api.get(f"/api/v1/webhooks/{sub['id']}"))
+        deadline = time.monotonic() + 10
+        while True:  # until the read has read the subscription and waits for the deliveries
+            with watcher.cursor() as w:
+                w.execute(
+                    "SELECT count(*) FROM pg_locks WHERE NOT granted"
+                    " AND relation = 'webhooks.deliveries'::regclass"
+                )
+                if w.fetchone()[0]:
+                    break
+            assert time.monotonic() < deadline, "the read never waited for the deliveries"
+            await asyncio.sleep(0.02)
+        cur.execute(  # the delivery recorded, as the dispatcher does: both in one commit
+            "UPDATE webhooks.deliveries SET status = 'delivered', delivered_at = now()"
+            " WHERE subscription_id = %s",
+            (sub["id"],),
+        )
+        cur.execute(
+            "UPDATE webhooks.subscriptions SET last_delivered_at = now() WHERE id = %s",
+            (sub["id"],),
+        )
+        writer.commit()
+        r = await reading
+    finally:
+        writer.close()
+        watcher.close()
+    assert r.status == 200, r.body
+    delivered = [d for d in r.data["recentDeliveries"] if d["status"] == "delivered"]
+    assert (r.data["lastDeliveredAt"] is not None) == bool(delivered), r.data
+
+
 async def test_unusable_hosts_end_failed_not_retried_forever(
     system: System, ws: Workspace, receiver: Receiver
 ) -> None:
