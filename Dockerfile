@@ -18,6 +18,7 @@ COPY pyproject.toml README.md ./
 COPY libs ./libs
 COPY services ./services
 RUN pip install --no-cache-dir . \
+    && python -m services.ideas.embedding \
     && pip uninstall --yes pip setuptools wheel
 
 # Final stage: the virtual environment and an unprivileged user, nothing else.

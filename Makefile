@@ -6,7 +6,9 @@ export VENV_BIN := $(abspath $(BIN))
 
 .PHONY: venv tools runtimes run test fuzz bench bench-load soak drills lint clean
 
+# The static embedding model's table, made once from the installed transformer (docs/similar.md).
 venv: $(VENV)/.installed
+	@$(BIN)/python -m services.ideas.embedding
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV) || { [ "$$(id -u)" = 0 ] && apt-get update -qq \

@@ -51,7 +51,8 @@ from bench.common import (
     stop_system,
     timed_loop,
 )
-from services.ideas.embedding import DIM, quantize
+from services.ideas.embedding import DIM, STATIC_ID, idea_text, quantize
+from services.ideas.similar import text_hash
 from services.ideas import similar
 from services.ideas.similar import Index
 from tests.support.processes import AMQP_URL, System, create_database, drop_database
@@ -81,17 +82,22 @@ def seed(system: System, ws: str, n: int) -> float:
     rng = np.random.default_rng(7)
     try:
         with conn, conn.cursor() as cur:
-            cur.execute("SELECT id FROM ideas.ideas WHERE workspace_id = %s", (ws,))
-            ids = [uuid.UUID(str(r[0])).bytes for r in cur.fetchall()]
+            cur.execute("SELECT id, title, summary FROM ideas.ideas WHERE workspace_id = %s", (ws,))
+            rows = cur.fetchall()
+        ids = [uuid.UUID(str(r[0])).bytes for r in rows]
+        # The hash of each idea's text by the model the service runs, as the embedder would
+        # write it: the embedder's catch-up at start leaves these rows alone.
+        hashes = [text_hash(STATIC_ID, idea_text(r[1], r[2])) for r in rows]
         for start in range(0, len(ids), 200_000):
             part = ids[start : start + 200_000]
+            part_hashes = hashes[start : start + 200_000]
             v = rng.standard_normal((len(part), DIM)).astype(np.float32)
             v /= np.linalg.norm(v, axis=1, keepdims=True)
             q = quantize(v)
             buf = io.BytesIO()
             buf.write(b"PGCOPY\n\xff\r\n\0" + struct.pack(">ii", 0, 0))
             ws_bytes = uuid.UUID(ws).bytes
-            for idea, vec in zip(part, q):
+            for idea, vec, digest in zip(part, q, part_hashes):
                 buf.write(
                     struct.pack(">hi", 5, 16)
                     + ws_bytes
@@ -100,7 +106,7 @@ def seed(system: System, ws: str, n: int) -> float:
                     + struct.pack(">i", DIM)
                     + vec.tobytes()
                     + struct.pack(">i", 16)
-                    + b"\0" * 16
+                    + digest
                     + struct.pack(">i", 1)
                     + b"\1"
                 )

@@ -48,6 +48,7 @@ def create_ideas_app(settings: IdeasSettings) -> web.Application:
     app = create_app(settings, "ideas")
     index = similar.Similar(
         settings.database_url,
+        settings.similar_model,
         settings.similar_embed_workers,
         settings.similar_embed_nice,
         settings.similar_search_idle,

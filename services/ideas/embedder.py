@@ -11,7 +11,8 @@ on `EMBEDDER_PORT` (8086) for its probes and Prometheus. Either way it consumes 
 ideas' rows in `ideas.embeddings` current: the events delivered together are taken as one
 batch (up to `BATCH`), their ideas read in one query, the changed texts embedded in one
 model call, the rows written in one transaction, then one `NOTIFY ideas_similar`
-(`similar.upsert_embeddings`). The handler applies the ideas' current state, so it keeps no
+(`similar.upsert_embeddings`). At start it also embeds the ideas whose row is missing or was
+computed by another model (`similar.catch_up`, one embedder at a time). The handler applies the ideas' current state, so it keeps no
 record of handled events, and a redelivered or reordered event changes nothing.
 
 It runs `SIMILAR_EMBED_NICE` steps below the ideas process's CPU priority (on the CPU
@@ -45,9 +46,9 @@ from libs.common.settings import load_or_exit
 from libs.common.tasks import raise_if_cancelled
 from libs.common.web import BROKER, PG_POOL, create_app, runner
 
-from .embedding import Embedder, idle_thread, place_model_process
+from .embedding import Embedder, StaticEmbedder, idle_thread, make_embedder, place_model_process
 from .settings import IdeasSettings
-from .similar import upsert_embeddings
+from .similar import catch_up, upsert_embeddings
 
 log = structlog.get_logger("embedder")
 
@@ -62,7 +63,7 @@ STOP_S = 10.0  # SIGTERM to SIGKILL, when the ideas process stops
 class Batches:
     """Gathers the events the consumer hands over together into batches, one at a time."""
 
-    def __init__(self, pool: Any, embedder: Embedder) -> None:
+    def __init__(self, pool: Any, embedder: Embedder | StaticEmbedder) -> None:
         self.pool, self.embedder = pool, embedder
         # The model on a thread of its own in the idle scheduling class: it takes only the CPU
         # nothing else wants, while the event loop (reads, transactions) keeps the process's
@@ -111,7 +112,9 @@ class Batches:
     async def write(self, batch: list[tuple[str, str, float, asyncio.Future[None]]]) -> None:
         started = time.perf_counter()
         try:
-            written = await upsert_embeddings(self.pool, self.embed, [(w, i) for w, i, *_ in batch])
+            written = await upsert_embeddings(
+                self.pool, self.embed, [(w, i) for w, i, *_ in batch], self.embedder.model_id
+            )
         except asyncio.CancelledError:
             raise
         except Exception as err:  # each event is nacked and comes back
@@ -128,6 +131,19 @@ class Batches:
             written=written,
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
+
+
+async def catch_up_once(pool: Any, batches: Batches) -> None:
+    """At start, the ideas whose row is missing or of another model (`similar.catch_up`)."""
+    try:
+        done = await catch_up(pool, batches.embed, batches.embedder.model_id)
+    except asyncio.CancelledError:
+        raise
+    except Exception as err:  # the next start tries again; events keep flowing meanwhile
+        log.warning("embeddings_catch_up_failed", error=repr(err))
+        return
+    if done is not None:
+        log.info("embeddings_catch_up_done", ideas=done)
 
 
 async def probes(settings: IdeasSettings, pool: Any, broker: Broker) -> web.AppRunner:
@@ -156,11 +172,11 @@ async def serve(settings: IdeasSettings, child: bool) -> None:
         log.warning("embedder_parent_gone")
         stop.set()
 
-    embedder = Embedder(1)
+    embedder = make_embedder(settings.similar_model)
     pool = await db.create_pool(
         settings.database_url,
         minsize=1,
-        maxsize=2,
+        maxsize=3,  # the batches' reads and writes, and the catch-up's scan
         timeouts=settings.db_timeouts(),
         application_name=f"ims-{PROCESS}",
     )
@@ -188,6 +204,7 @@ async def serve(settings: IdeasSettings, child: bool) -> None:
                 pool, broker, "similar", "ideas", Idempotent(batches.apply), PREFETCH
             )
             await consumer.start()
+            tasks.append(asyncio.create_task(catch_up_once(pool, batches)))
             log.info(
                 "embedder_started",
                 nice=os.getpriority(os.PRIO_PROCESS, 0),

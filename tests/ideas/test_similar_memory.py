@@ -1,13 +1,10 @@
 """On an ideas process of its own: the in-memory indexes' budget (`SIMILAR_INDEX_MEMORY_MB`,
 docs/similar.md), beyond which the least recently searched workspaces' indexes are dropped and
-load again when searched; and the model processes ending with a killed ideas process."""
+load again when searched; and the embedder ending with a killed ideas process."""
 
 from __future__ import annotations
 
-import os
-import signal
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,12 +12,17 @@ import pytest
 from tests.support.processes import LOG_DIR
 from tests.webhooks.support import (
     PartSystem,
-    start_part_system,
     stop_part_system,
     workspace_api,
 )
 
-from .test_similar import children_of, model_processes, new_idea, similar_to, until
+from .test_similar import (
+    children_end_with_a_killed_ideas_process,
+    similar_part_system,
+    new_idea,
+    similar_to,
+    until,
+)
 
 IDEAS = [
     ("Dark mode for the dashboard", "Night theme, the white screens hurt my eyes"),
@@ -32,15 +34,7 @@ IDEAS = [
 @pytest.fixture(scope="module")
 async def tight() -> AsyncIterator[PartSystem]:
     # An index holds 1,024 rows at least: 1 MB holds two.
-    sys_ = await start_part_system({"SIMILAR_INDEX_MEMORY_MB": "1"}, ("gateway", "ideas"))
-    log = LOG_DIR / f"{sys_.amqp_prefix}-ideas-0.log"
-
-    async def embedder_consuming() -> bool:
-        # The ideas process answers before its embedder has loaded the model (about 2 s on a
-        # busy machine): the 2-second freshness holds from then on.
-        return '"embedder_started"' in log.read_text()
-
-    await until(embedder_consuming, within=60)
+    sys_ = await similar_part_system({"SIMILAR_INDEX_MEMORY_MB": "1"})
     yield sys_
     await stop_part_system(sys_)
 
@@ -66,27 +60,7 @@ async def test_least_recently_searched_indexes_are_dropped_and_load_again(
 async def test_model_processes_end_with_a_killed_ideas_process(
     tight: PartSystem, http: Any, openapi: Any
 ) -> None:
-    """SIGKILL leaves the ideas process no time to stop its model processes: they notice it is
-    gone and exit (the search worker and the embedder, and any helper multiprocessing started)."""
+    """SIGKILL leaves the ideas process no time to stop its embedder: it notices its parent is
+    gone and exits (the transformer's search worker too: test_similar_minilm.py)."""
     api = workspace_api(tight, http, openapi)[1]
-    await similar_to(api, "Start the search worker")
-    ideas = tight.procs["ideas"][0].pid
-
-    async def both() -> bool:
-        return len(model_processes(ideas)) == 2
-
-    await until(both, within=30)
-    children = children_of(ideas)  # the model processes (and any helper of multiprocessing)
-    os.kill(ideas, signal.SIGKILL)
-    tight.procs["ideas"][0].wait()
-
-    def alive(pid: int) -> bool:
-        status = Path(f"/proc/{pid}/status")
-        return status.exists() and "\nState:\tZ" not in status.read_text()
-
-    async def all_gone() -> bool:
-        return not any(alive(c) for c in children)
-
-    await until(all_gone, within=5)
-    tight.start_one("ideas", 0)  # for the module's clean stop
-    await tight.wait_ready()
+    await children_end_with_a_killed_ideas_process(tight, api, {"embedder"})

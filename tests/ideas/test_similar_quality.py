@@ -12,11 +12,32 @@ import re
 from pathlib import Path
 from typing import Any
 
-from services.ideas.settings import IdeasSettings
+from services.ideas.settings import DUPLICATE_SIMILARITY
 from tests.support.api import Api
 
 I = "/api/v1/ideas"
 DATA = json.loads((Path(__file__).parents[1] / "data" / "similar_labeled.json").read_text())
+# What each model must reach on the set (docs/similar.md states what they reach): top-1 and
+# top-5 of the paraphrases, their gaps over the keyword baseline, and the automation rule's
+# precision and recall at the model's default DUPLICATE_SIMILARITY.
+BARS = {
+    "static": {
+        "top1": 0.80,
+        "top5": 0.95,
+        "gap1": 0.15,
+        "gap5": 0.1,
+        "precision": 0.75,
+        "recall": 0.75,
+    },
+    "minilm": {
+        "top1": 0.90,
+        "top5": 0.95,
+        "gap1": 0.2,
+        "gap5": 0.1,
+        "precision": 0.9,
+        "recall": 0.7,
+    },
+}
 
 
 def words(text: str) -> set[str]:
@@ -54,6 +75,15 @@ async def load(api: Api) -> dict[str, str]:
 
 
 async def test_paraphrases_found_first_and_keywords_miss_them(api: Api) -> None:
+    await paraphrases_found_first(api, "static")
+
+
+async def test_duplicate_threshold_precision_and_recall(api: Api) -> None:
+    await duplicate_threshold_holds(api, "static")
+
+
+async def paraphrases_found_first(api: Api, model: str) -> None:
+    bar = BARS[model]
     by_id = await load(api)
     queries = DATA["queries"]
     top1 = top5 = kw1 = kw5 = 0
@@ -67,18 +97,20 @@ async def test_paraphrases_found_first_and_keywords_miss_them(api: Api) -> None:
         kw5 += q["match"] in kw[:5]
     n = len(queries)
     print(
-        f"\nmeaning top-1 {top1 / n:.3f} top-5 {top5 / n:.3f}; "
+        f"\n{model}: meaning top-1 {top1 / n:.3f} top-5 {top5 / n:.3f}; "
         f"keywords top-1 {kw1 / n:.3f} top-5 {kw5 / n:.3f} ({n} paraphrases)"
     )
-    assert top1 / n >= 0.80 and top5 / n >= 0.95
-    assert top1 / n - kw1 / n >= 0.2 and top5 / n - kw5 / n >= 0.1
+    assert top1 / n >= bar["top1"] and top5 / n >= bar["top5"]
+    assert (top1 - kw1) / n >= bar["gap1"] and (top5 - kw5) / n >= bar["gap5"]
 
 
-async def test_duplicate_threshold_precision_and_recall(api: Api) -> None:
-    """At DUPLICATE_SIMILARITY's default: of the requests the rule calls duplicates, at least
-    90% are (and of the right idea); it catches at least 70% of the paraphrases."""
+async def duplicate_threshold_holds(api: Api, model: str) -> None:
+    """At the model's DUPLICATE_SIMILARITY default: of the requests the rule calls
+    duplicates, the share that are (and of the right idea), and the share of the paraphrases
+    it catches, reach the model's bars."""
+    bar = BARS[model]
     by_id = await load(api)
-    threshold = IdeasSettings.duplicate_similarity
+    threshold = DUPLICATE_SIMILARITY[model]
     hits = wrong = 0
     for q in DATA["queries"] + DATA["negatives"]:
         r = await api.post(
@@ -91,5 +123,5 @@ async def test_duplicate_threshold_precision_and_recall(api: Api) -> None:
                 wrong += 1
     precision = hits / max(hits + wrong, 1)
     recall = hits / len(DATA["queries"])
-    print(f"\nthreshold {threshold}: precision {precision:.3f} recall {recall:.3f}")
-    assert precision >= 0.9 and recall >= 0.7
+    print(f"\n{model} threshold {threshold}: precision {precision:.3f} recall {recall:.3f}")
+    assert precision >= bar["precision"] and recall >= bar["recall"]

@@ -21,7 +21,7 @@ def write(conn: Any, workspace: uuid.UUID, idea: uuid.UUID, v: np.ndarray) -> No
         cur.execute(
             "INSERT INTO ideas.embeddings (workspace_id, idea_id, vector, text_hash, live)"
             " VALUES (%s, %s, %s, %s, true)",
-            (str(workspace), str(idea), quantize(v).tobytes(), text_hash(str(idea))),
+            (str(workspace), str(idea), quantize(v).tobytes(), text_hash("test", str(idea))),
         )
 
 
