@@ -1,8 +1,8 @@
 """Similar ideas benchmark (docs/similar.md), through the gateway on a system of its own.
 
 For each size in `BENCH_SIMILAR_SIZES` (default 100,000 and 1,000,000 ideas in one workspace):
-ideas are inserted in bulk by `ideasctl seed` (COPY) and their vectors by COPY: random unit vectors (embedding a
-million texts one by one would take hours on this machine), so these figures are latency and
+ideas are inserted in bulk by `ideasctl seed` (COPY) and their vectors by COPY: random unit vectors (the seeder's
+titles combine a few dozen words: their vectors would crowd into clusters of ties), so these figures are latency and
 memory, not quality (quality: tests/ideas/test_similar_quality.py). Measured:
 
 - the first search of the workspace (it loads the index from PostgreSQL) and the ideas
