@@ -180,15 +180,14 @@ def static_path() -> Path:
 
 
 def static_table(path: Path | None = None) -> np.ndarray:
-    """The table from its file; made and saved if missing (the file is written whole, then
-    renamed, so a process never reads half of one). Where it cannot be saved (a read-only
-    file system), it is made in memory, logged."""
+    """The table from its file; made and saved if the file is missing or cannot be read as a
+    table (the file is written whole, then renamed, so a process never reads half of one).
+    Where it cannot be saved (a read-only file system), it is made in memory, logged."""
     path = path or static_path()
     try:
         return np.load(path, mmap_mode="r")  # its pages shared by every process
-    except FileNotFoundError:
-        pass
-    log.warning("static_model_distilling", path=str(path))
+    except (OSError, ValueError) as err:  # missing, unreadable, or not a whole table
+        log.warning("static_model_distilling", path=str(path), reason=repr(err))
     table = distill(Embedder(2))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
