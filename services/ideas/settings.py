@@ -51,9 +51,9 @@ def _cpu(env: dict[str, str], name: str) -> int | None:
     return int(value)
 
 
-# The automation API's meaning rule's threshold by model, each chosen on the labeled set
-# (docs/similar.md): the models' cosines are not on one scale.
-DUPLICATE_SIMILARITY = {"static": 0.56, "minilm": 0.5}
+# The automation API's meaning rule's threshold, a similarity by the transformer (which decides
+# the rule with either model), chosen on the labeled set (docs/similar.md).
+DUPLICATE_SIMILARITY = 0.5
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class IdeasSettings(Settings):
     # worker processes that embed search texts (`minilm`); how many steps (0 to 19) below the
     # ideas process's CPU priority they and the embedder process run.
     similar_model: str = "static"
-    duplicate_similarity: float = DUPLICATE_SIMILARITY["static"]
+    duplicate_similarity: float = DUPLICATE_SIMILARITY
     similar_embed_workers: int = 1
     similar_embed_nice: int = 10
     # The search texts' workers in Linux's idle scheduling class besides: a similar query's
@@ -87,7 +87,7 @@ class IdeasSettings(Settings):
         return dict(
             super().read(e, require_secrets),
             similar_model=model,
-            duplicate_similarity=_fraction(e, "DUPLICATE_SIMILARITY", DUPLICATE_SIMILARITY[model]),
+            duplicate_similarity=_fraction(e, "DUPLICATE_SIMILARITY", DUPLICATE_SIMILARITY),
             similar_embed_workers=env_int(e, "SIMILAR_EMBED_WORKERS", 1, 1),
             similar_embed_nice=_nice(e, "SIMILAR_EMBED_NICE", 10),
             similar_search_idle=env_bool(e, "SIMILAR_SEARCH_IDLE", True),

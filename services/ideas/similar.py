@@ -30,6 +30,7 @@ from typing import Any
 
 import aiopg
 import numpy as np
+import orjson
 import psycopg2
 import structlog
 from aiohttp import web
@@ -68,6 +69,8 @@ COARSE_KEEP = 16 * RESCORE  # rows the first pass keeps for the full distance
 COARSE_FROM = 4 * COARSE_KEEP  # rows from which a search makes the first pass
 INLINE_UP_TO = RESCORE  # rows searched on the event loop (exact: a quarter of a millisecond)
 RECENT_TEXTS = 1024  # search texts (per workspace) whose vectors a process keeps
+VERIFY_CANDIDATES = 3  # the static model's nearest ideas the transformer compares (duplicates)
+VERIFY_FROM = 0.4  # the static model's similarity below which an idea is no candidate
 ELIGIBLE = "i.status <> 'deleted' AND i.merged_into_id IS NULL"
 # A search's hits (ids, best first), the first `limit` eligible ones rendered, in that order.
 HITS_SQL = (
@@ -279,12 +282,41 @@ class Similar:
             if not self.static.loaded:  # reading the table (or making it) is not the loop's
                 await asyncio.get_running_loop().run_in_executor(self.search_pool, self.static.load)
             return self.static.embed([text])[0]
+        return (await self._transformer([text]))[0]
+
+    async def _transformer(self, texts: list[str]) -> np.ndarray:
+        """Texts through the transformer, in the worker processes (at most EMBED_QUEUE
+        requests waiting: beyond, 503)."""
         if not self.waiting.acquire(blocking=False):
             raise ServiceUnavailable("Too many texts waiting to be embedded; try again")
         try:
-            return (await self.query_pool.embed([text]))[0]
+            return await self.query_pool.embed(texts)
         finally:
             self.waiting.release()
+
+    async def duplicate(
+        self, cur: aiopg.Cursor, workspace_id: uuid.UUID, text: str, threshold: float
+    ) -> tuple[uuid.UUID, float] | None:
+        """The automation rule's duplicate by meaning: the idea most similar to `text` by the
+        transformer, when that similarity reaches `threshold` (docs/similar.md). With the
+        static model, it finds the candidates (its VERIFY_CANDIDATES nearest from VERIFY_FROM)
+        and the transformer compares them with the text: a wrong duplicate hides a request
+        in another idea, so this call gets the better model, and only it pays for it."""
+        vector = await self.embed(workspace_id, text)
+        if self.static is None:
+            found = await self.nearest(cur, workspace_id, vector, 1, threshold)
+            return (found[0][0], found[0][1]) if found else None
+        found = await self.nearest(cur, workspace_id, vector, VERIFY_CANDIDATES, VERIFY_FROM)
+        if not found:
+            return None
+        ideas = [orjson.loads(idea) for _, _, idea in found]
+        vectors = await self._transformer(
+            [text, *(idea_text(i["title"], i["summary"]) for i in ideas)]
+        )
+        scores = vectors[1:] @ vectors[0]
+        best = int(np.argmax(scores))
+        score = max(0.0, min(1.0, float(scores[best])))
+        return (found[best][0], round(score, 6)) if score >= threshold else None
 
     async def warm(self) -> None:
         """Load the model (the transformer: start a worker) ahead of the first text."""

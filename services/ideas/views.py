@@ -261,9 +261,8 @@ async def automation_create_idea(request: web.Request) -> web.Response:
     threshold = request.app[SETTINGS].duplicate_similarity
 
     async def meaning(cur: aiopg.Cursor) -> tuple[uuid.UUID, float] | None:
-        vector = await index.embed(who.workspace_id, idea_text(body.title, body.summary))
-        found = await index.nearest(cur, who.workspace_id, vector, 1, threshold)
-        return (found[0][0], found[0][1]) if found else None
+        text = idea_text(body.title, body.summary)
+        return await index.duplicate(cur, who.workspace_id, text, threshold)
 
     async with db.transaction(request.app[PG_POOL]) as cur:
         idea = await automation.create(cur, who, body, meaning)
