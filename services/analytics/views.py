@@ -6,14 +6,14 @@ come from one snapshot and agree with each other.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
 import aiopg
 from aiohttp import web
 
+from libs.common import db
 from libs.common.errors import ServiceUnavailable
 from libs.common.validation import parse_query
 from libs.common.web import PEERS, PG_POOL, caller, data_response
@@ -38,21 +38,10 @@ from .stream import Bounds, stream_export
 EXPORT_SLOTS = web.AppKey("export_slots", ExportSlots)
 
 
-@contextlib.asynccontextmanager
-async def snapshot(request: web.Request) -> AsyncIterator[aiopg.Cursor]:
-    async with request.app[PG_POOL].acquire() as conn, conn.cursor() as cur:
-        await cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        try:
-            yield cur
-        finally:
-            with contextlib.suppress(Exception):  # never mask the original error
-                await cur.execute("ROLLBACK")
-
-
 async def _report(
     request: web.Request, build: Callable[[aiopg.Cursor], Awaitable[Any]]
 ) -> web.Response:
-    async with snapshot(request) as cur:
+    async with db.transaction(request.app[PG_POOL], snapshot=True) as cur:
         return data_response(await build(cur))
 
 
@@ -91,13 +80,13 @@ async def analytics_signals(request: web.Request) -> web.Response:
 async def analytics_roadmap(request: web.Request) -> web.Response:
     parse_query(request, NoQuery)
     ws = caller(request).workspace_id
-    async with snapshot(request) as cur:
+    async with db.transaction(request.app[PG_POOL], snapshot=True) as cur:
         data = await assemble.roadmap(cur, ws)
     if not data["stages"]:
         # The ideas service makes a workspace's default stages on its first request to it;
         # ask it (a read) so that the report shows them as GET /roadmap/stages would.
         await _touch_ideas(request)
-        async with snapshot(request) as cur:
+        async with db.transaction(request.app[PG_POOL], snapshot=True) as cur:
             data = await assemble.roadmap(cur, ws)
     return data_response(data)
 

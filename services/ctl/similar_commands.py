@@ -8,13 +8,15 @@ ideas written by SQL (`ideasctl seed`, restores), a lost queue, or a new model.
 from __future__ import annotations
 
 import argparse
+import os
 import uuid
 from typing import Any
 
 import psycopg2
 
-from libs.common.settings import Settings
+from libs.common.settings import Settings, SettingsError, env_choice
 from .admin import AdminError
+from services.ideas.embedding import MODELS, make_embedder
 from services.ideas.similar import rebuild
 
 
@@ -31,9 +33,13 @@ def run(args: argparse.Namespace, settings: Settings) -> dict[str, Any] | None:
         workspace = str(uuid.UUID(args.workspace)) if args.workspace else None
     except ValueError as err:
         raise AdminError("--workspace must be a workspace id (UUID)") from err
+    try:  # the model the ideas service runs, read as it reads it
+        model = env_choice(dict(os.environ), "SIMILAR_MODEL", MODELS)
+    except SettingsError as err:
+        raise AdminError(str(err)) from err
     conn = psycopg2.connect(settings.database_url, options="-c timezone=UTC")
     try:
-        counts = rebuild(conn, workspace)
+        counts = rebuild(conn, workspace, embedder=make_embedder(model))
     finally:
         conn.close()
     return {"rebuilt": True, "workspaceId": workspace, **counts}

@@ -12,8 +12,9 @@ ideas' rows in `ideas.embeddings` current: the events delivered together are tak
 batch (up to `BATCH`), their ideas read in one query, the changed texts embedded in one
 model call, the rows written in one transaction, then one `NOTIFY ideas_similar`
 (`similar.upsert_embeddings`). At start it also embeds the ideas whose row is missing or was
-computed by another model (`similar.catch_up`, one embedder at a time). The handler applies the ideas' current state, so it keeps no
-record of handled events, and a redelivered or reordered event changes nothing.
+computed by another model (`similar.catch_up`, one embedder at a time). The handler applies
+the ideas' current state, so it keeps no record of handled events, and a redelivered or
+reordered event changes nothing.
 
 It runs `SIMILAR_EMBED_NICE` steps below the ideas process's CPU priority (on the CPU
 `SIMILAR_EMBED_CPU` names), its model on a thread of its own in the idle scheduling class,

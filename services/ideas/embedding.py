@@ -61,8 +61,9 @@ def _files() -> tuple[Path, Path]:
 
 
 class Embedder:
-    """The transformer (`minilm`). Loads on first use; `embed` is thread-safe (onnxruntime sessions are) and releases the
-    GIL while the model runs, so it belongs in an executor thread."""
+    """The transformer (`minilm`). Loads on first use; `embed` is thread-safe (onnxruntime
+    sessions are) and releases the GIL while the model runs, so it belongs in an executor
+    thread."""
 
     def __init__(self, threads: int = 1) -> None:
         self.threads = threads
@@ -243,6 +244,9 @@ class StaticEmbedder:
                 out[row] = self._table[tokens].mean(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.clip(norms, 1e-12, None)
+
+
+MODELS = ("static", "minilm")  # SIMILAR_MODEL's values, the default first
 
 
 def make_embedder(model: str) -> Embedder | StaticEmbedder:

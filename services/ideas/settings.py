@@ -9,6 +9,7 @@ from typing import Any, cast
 from aiohttp import web
 
 from libs.common import web as common_web
+from .embedding import MODELS
 from libs.common.settings import (
     Settings,
     SettingsError,
@@ -83,7 +84,7 @@ class IdeasSettings(Settings):
 
     @classmethod
     def read(cls, e: dict[str, str], require_secrets: bool) -> dict[str, Any]:
-        model = env_choice(e, "SIMILAR_MODEL", ("static", "minilm"))
+        model = env_choice(e, "SIMILAR_MODEL", MODELS)
         return dict(
             super().read(e, require_secrets),
             similar_model=model,

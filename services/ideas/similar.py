@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
-import os
 import threading
 import uuid
 from collections import OrderedDict
@@ -664,8 +663,8 @@ def rebuild(
     embedder: Embedder | StaticEmbedder | None = None,
 ) -> dict[str, int]:
     """Compute every idea's embedding again (psycopg2; commits a batch at a time) with
-    `embedder` (by default the model SIMILAR_MODEL names)."""
-    embedder = embedder or make_embedder(os.environ.get("SIMILAR_MODEL", "").strip() or "static")
+    `embedder` (by default the static model)."""
+    embedder = embedder or make_embedder("static")
     counts = {"ideas": 0, "embedded": 0}
     with conn.cursor() as cur:
         cur.execute(
