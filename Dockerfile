@@ -1,6 +1,7 @@
 # One image for every process; the command picks the process:
 #   ims-gateway (8080), ims-ideas (8081), ims-customers (8082), ims-webhooks (8083),
 #   ims-analytics (8084), ims-mcp (8085), ims-ideas-embedder (8086, probes and metrics only),
+#   ims-ideas-similar (8087, the similar-ideas routes),
 #   ideasctl (admin CLI; `ideasctl migrate` in the migration Job).
 # Build: docker build -t idea-management:dev .
 
@@ -32,5 +33,5 @@ RUN groupadd --system --gid 10001 ims \
 COPY --from=build /opt/venv /opt/venv
 # Numeric, so that Kubernetes can verify runAsNonRoot without looking the name up.
 USER 10001:10001
-EXPOSE 8080 8081 8082 8083 8084 8085
+EXPOSE 8080 8081 8082 8083 8084 8085 8087
 CMD ["ims-gateway"]

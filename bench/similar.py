@@ -5,7 +5,7 @@ ideas are inserted in bulk by `ideasctl seed` (COPY) and their vectors by COPY: 
 titles combine a few dozen words: their vectors would crowd into clusters of ties), so these figures are latency and
 memory, not quality (quality: tests/ideas/test_similar_quality.py). Measured:
 
-- the first search of the workspace (it loads the index from PostgreSQL) and the ideas
+- the first search of the workspace (it loads the index from PostgreSQL) and the search
   process's resident memory before and after;
 - `POST /ideas/similar` p50 / p99 (each call embeds its text and searches);
 - idea create p50 with the embeddings computed (the `similar` queue bound) and without (the
@@ -14,7 +14,8 @@ memory, not quality (quality: tests/ideas/test_similar_quality.py). Measured:
 - the CPU a similar query and a read cost, by process (`cpu_per_request`); with
   `BENCH_BASELINE=<git ref>`, that commit's code too, in the same run (`cpu_before_after`).
 
-`BENCH_SIMILAR_IDEAS_REPLICAS` (default 1): ideas processes of the system.
+`BENCH_SIMILAR_IDEAS_REPLICAS` (default 1): ideas processes of the system (and as many search
+processes).
 
 Results: bench/results/similar.json and .md.
 """
@@ -129,8 +130,8 @@ def seed(system: System, ws: str, n: int) -> float:
 
 
 def rss_mb(system: System) -> float:
-    """The ideas process's resident memory with its embedding workers'."""
-    pid = system.procs["ideas"][0].pid
+    """The search process's resident memory (it holds the indexes), with its workers'."""
+    pid = system.procs["similar"][0].pid
     pids = [pid, *(int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split())]
     kb = 0
     for p in pids:
@@ -346,13 +347,16 @@ async def small_workspace(
     return ws, c, ids
 
 
-PARTS = ("gateway", "ideas", "postgres", "rabbitmq", "model")  # the parts a table shows
+PARTS = ("gateway", "ideas", "similar", "postgres", "rabbitmq", "model")  # a table's parts
+# The parts below the requests' CPU priority: the model's processes, and the search process
+# (`ims-ideas-similar`, in the idle scheduling class); a tree without it has no such part.
+BELOW = ("model", "similar")
 
 
 def cpu_by_part(system: System) -> dict[str, float]:
     """CPU seconds so far of the system's processes by part: each service, the ideas
     processes' model children (in the idle class or at a lower nice: `model`), PostgreSQL's
-    processes and RabbitMQ's."""
+    processes and RabbitMQ's. The search process is its own part (`similar`)."""
     part_of = {p.pid: svc for svc, procs in system.procs.items() for p in procs}
     out: dict[str, float] = {}
     for pid in map(int, filter(str.isdigit, os.listdir("/proc"))):
@@ -399,7 +403,7 @@ async def cpu_per_request(system: System, session: aiohttp.ClientSession) -> dic
     out: dict[str, Any] = {}
     for name, parts in spent.items():
         ms = {part: round(t * 1000 / (2 * n), 2) for part, t in sorted(parts.items())}
-        ms["normal_priority"] = round(sum(v for k, v in ms.items() if k != "model"), 2)
+        ms["normal_priority"] = round(sum(v for k, v in ms.items() if k not in BELOW), 2)
         out[name] = ms
     out["similar_in_reads"] = round(
         out["similar"]["normal_priority"] / out["read"]["normal_priority"], 2
@@ -641,7 +645,8 @@ async def main() -> dict[str, Any]:
         results["cpu_before_after"] = await cpu_before_after(baseline)
     results["index_memory_1m"] = index_bytes_per_million()
     results["prefilter_recall"] = prefilter_recall()
-    replicas = {"ideas": int(os.environ.get("BENCH_SIMILAR_IDEAS_REPLICAS", "1"))}
+    count = int(os.environ.get("BENCH_SIMILAR_IDEAS_REPLICAS", "1"))
+    replicas = {"ideas": count, "similar": count}
     async with running_system(replicas) as system, aiohttp.ClientSession() as session:
         results["sizes"] = []
         results["cpu_per_request"] = await cpu_per_request(system, session)
@@ -767,10 +772,11 @@ def markdown(r: dict[str, Any]) -> str:
     if cpu := r.get("cpu_per_request"):
         parts = sorted({part for name in ("similar", "read") for part in cpu[name]})
         lines += [
-            "CPU a request costs, by part, ms (offered 50 a second; `model`: the ideas "
-            "processes' model children, below the requests' priority; `normal_priority`: "
-            f"all the others). A similar query costs {cpu['similar_in_reads']} reads' worth "
-            "at the requests' priority.",
+            "CPU a request costs, by part, ms (offered 50 a second; below the requests' "
+            "priority: `similar`, the search process in the idle scheduling class, and "
+            "`model`, the model's child processes; `normal_priority`: all the others). A "
+            f"similar query costs {cpu['similar_in_reads']} reads' worth at the requests' "
+            "priority.",
             "",
             "| request | " + " | ".join(parts) + " |",
             "|---|" + "---|" * len(parts),

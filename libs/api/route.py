@@ -61,7 +61,7 @@ class Tool:
 class Route:
     method: str
     path: str  # OpenAPI-style, e.g. /api/v1/ideas/{id}
-    service: str  # gateway | ideas | customers | webhooks | analytics
+    service: str  # gateway | ideas | similar | customers | webhooks | analytics | mcp
     operation_id: str  # also the name of the service's view function
     scope: str | None  # None: any valid key
     summary: str = ""

@@ -151,11 +151,13 @@ class Settings:
     webhooks_port: int = 8083
     analytics_port: int = 8084
     mcp_port: int = 8085
+    similar_port: int = 8087
     ideas_urls: tuple[str, ...] = ("http://127.0.0.1:8081",)
     customers_urls: tuple[str, ...] = ("http://127.0.0.1:8082",)
     webhooks_urls: tuple[str, ...] = ("http://127.0.0.1:8083",)
     analytics_urls: tuple[str, ...] = ("http://127.0.0.1:8084",)
     mcp_urls: tuple[str, ...] = ("http://127.0.0.1:8085",)
+    similar_urls: tuple[str, ...] = ("http://127.0.0.1:8087",)
     # INTERNAL_TOKEN and CURSOR_SECRET: the first value is used, all are accepted (rotation).
     internal_tokens: tuple[str, ...] = ()
     cursor_secrets: tuple[str, ...] = ()
@@ -199,6 +201,7 @@ class Settings:
             "webhooks": self.webhooks_urls,
             "analytics": self.analytics_urls,
             "mcp": self.mcp_urls,
+            "similar": self.similar_urls,
         }
 
     def default_db_timeouts(self) -> tuple[float, float]:
@@ -227,6 +230,7 @@ class Settings:
         webhooks_port = env_int(e, "WEBHOOKS_PORT", 8083, 1)
         analytics_port = env_int(e, "ANALYTICS_PORT", 8084, 1)
         mcp_port = env_int(e, "MCP_PORT", 8085, 1)
+        similar_port = env_int(e, "SIMILAR_PORT", 8087, 1)
         return dict(
             database_url=e.get("DATABASE_URL") or cls.database_url,
             amqp_url=e.get("AMQP_URL") or cls.amqp_url,
@@ -237,11 +241,13 @@ class Settings:
             webhooks_port=webhooks_port,
             analytics_port=analytics_port,
             mcp_port=mcp_port,
+            similar_port=similar_port,
             ideas_urls=env_urls(e, "IDEAS_URLS", ideas_port),
             customers_urls=env_urls(e, "CUSTOMERS_URLS", customers_port),
             webhooks_urls=env_urls(e, "WEBHOOKS_URLS", webhooks_port),
             analytics_urls=env_urls(e, "ANALYTICS_URLS", analytics_port),
             mcp_urls=env_urls(e, "MCP_URLS", mcp_port),
+            similar_urls=env_urls(e, "SIMILAR_URLS", similar_port),
             internal_tokens=env_secrets(e, "INTERNAL_TOKEN", require_secrets),
             cursor_secrets=env_secrets(e, "CURSOR_SECRET", require_secrets),
             demo=env_bool(e, "DEMO", True),

@@ -5,12 +5,13 @@ REPLICAS=N runs N of each HTTP process. Replica i of a process listens on its ba
 
     gateway-0 8080  ideas-0 8081  customers-0 8082  webhooks-0 8083  analytics-0 8084  mcp-0 8085
     gateway-1 8090  ideas-1 8091  customers-1 8092  webhooks-1 8093  analytics-1 8094  mcp-1 8095
+    similar-0 8087 (the ideas service's search process, ims-ideas-similar)  similar-1 8097
 
 The gateway also serves its metrics on an internal listener (GATEWAY_METRICS_PORT, 8089, on
 SERVICE_HOST), replica i on 8089 + 10 * i.
 
-Every process gets the full IDEAS_URLS, CUSTOMERS_URLS, WEBHOOKS_URLS, ANALYTICS_URLS and
-MCP_URLS lists (one base URL per replica; a list already in the environment is kept as it is) and the
+Every process gets the full IDEAS_URLS, CUSTOMERS_URLS, WEBHOOKS_URLS, ANALYTICS_URLS,
+MCP_URLS and SIMILAR_URLS lists (one base URL per replica; a list already in the environment is kept as it is) and the
 same INTERNAL_TOKEN and CURSOR_SECRET (see load_secrets).
 """
 
@@ -47,6 +48,7 @@ SERVICES = (
     Service("webhooks", "ims-webhooks", "WEBHOOKS_PORT", 8083, "WEBHOOKS_URLS"),
     Service("analytics", "ims-analytics", "ANALYTICS_PORT", 8084, "ANALYTICS_URLS"),
     Service("mcp", "ims-mcp", "MCP_PORT", 8085, "MCP_URLS"),
+    Service("similar", "ims-ideas-similar", "SIMILAR_PORT", 8087, "SIMILAR_URLS"),
 )
 
 

@@ -255,6 +255,7 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
             "webhooks": s.webhooks_urls,
             "analytics": s.analytics_urls,
             "mcp": s.mcp_urls,
+            "similar": s.similar_urls,
         }
     )
     session = aiohttp.ClientSession(

@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from tests.support.processes import ROOT, System, free_port
+from tests.support.processes import ROOT, System, free_port, module_of
 
 
-@pytest.mark.parametrize("service", ["webhooks", "ideas"])
+@pytest.mark.parametrize("service", ["webhooks", "ideas", "similar"])
 async def test_sigterm_during_startup_is_honoured(system: System, service: str) -> None:
     """A SIGTERM sent at several points of start-up ends the process within seconds."""
     env = system.env()
@@ -20,7 +20,7 @@ async def test_sigterm_during_startup_is_honoured(system: System, service: str) 
         env[f"{service.upper()}_PORT"] = str(free_port())
         env["AMQP_PREFIX"] = system.amqp_prefix
         proc = subprocess.Popen(
-            [sys.executable, "-m", f"services.{service}"],
+            [sys.executable, "-m", module_of(service)],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,

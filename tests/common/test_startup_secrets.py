@@ -13,7 +13,7 @@ import sys
 
 import orjson
 
-from tests.support.processes import ROOT, SERVICES
+from tests.support.processes import ROOT, SERVICES, module_of
 
 BAD = [  # (value or None for unset, words the message must hold)
     (None, "not set"),
@@ -37,7 +37,7 @@ async def start(service: str, name: str, value: str | None) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        f"services.{service}",
+        module_of(service),
         cwd=ROOT,
         env=env,
         stdout=asyncio.subprocess.PIPE,

@@ -26,6 +26,7 @@ PROCESSES = {
     "webhooks": 8083,
     "analytics": 8084,
     "mcp": 8085,
+    "ideas-similar": 8087,
 }
 # Processes no one calls: their port serves their probes and Prometheus alone.
 WORKERS = {"ideas-embedder": 8086}

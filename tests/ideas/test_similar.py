@@ -133,7 +133,7 @@ async def test_a_text_asked_again_is_not_embedded_again(
     import re
 
     async def counts() -> dict[str, float]:
-        async with http.get(system.metrics_url("ideas") + "/metrics") as r:
+        async with http.get(system.metrics_url("similar") + "/metrics") as r:
             text = await r.text()
         found = re.findall(r'ims_similar_search_texts_total\{source="(\w+)"\} (\S+)', text)
         return {source: float(n) for source, n in found}
@@ -295,13 +295,14 @@ async def test_rebuild_embeds_ideas_written_by_sql(api: Api, ws: Workspace, syst
 
 
 async def similar_part_system(env: dict[str, str]) -> Any:
-    """A part system (gateway and ideas) with `env`, once its embedder consumes: the ideas
+    """A part system (gateway, ideas and its search process) with `env`, once its embedder
+    consumes: the ideas
     process answers before its embedder has loaded its model (seconds on a busy machine), and
     the 2-second freshness holds from then on."""
     from tests.support.processes import LOG_DIR
     from tests.webhooks.support import start_part_system
 
-    sys_ = await start_part_system(env, ("gateway", "ideas"))
+    sys_ = await start_part_system(env, ("gateway", "ideas", "similar"))
     log = LOG_DIR / f"{sys_.amqp_prefix}-ideas-0.log"
 
     async def embedder_consuming() -> bool:
@@ -311,26 +312,27 @@ async def similar_part_system(env: dict[str, str]) -> Any:
     return sys_
 
 
-async def children_end_with_a_killed_ideas_process(
-    system: Any, api: Api, expected: set[str]
+async def children_end_with_a_killed_process(
+    system: Any, api: Api, process: str, expected: set[str]
 ) -> None:
-    """SIGKILL leaves the ideas process no time to stop its model processes (`expected` of
-    `model_processes`): they notice it is gone and exit, with any helper multiprocessing
-    started. The ideas process is started again (for the module's clean stop)."""
+    """SIGKILL leaves a process (`ideas`: its embedder; `similar`: the transformer's search
+    worker) no time to stop its model processes (`expected` of `model_processes`): they
+    notice it is gone and exit, with any helper multiprocessing started. The process is
+    started again (for the module's clean stop)."""
     import os
     import signal
     from pathlib import Path
 
     await similar_to(api, "Start the model processes")
-    ideas = system.procs["ideas"][0].pid
+    parent = system.procs[process][0].pid
 
-    async def started() -> bool:
-        return set(model_processes(ideas)) == expected
+    async def started() -> bool:  # (the ideas process's automation worker may be there too)
+        return expected <= set(model_processes(parent))
 
     await until(started, within=30)
-    children = children_of(ideas)
-    os.kill(ideas, signal.SIGKILL)
-    system.procs["ideas"][0].wait()
+    children = children_of(parent)
+    os.kill(parent, signal.SIGKILL)
+    system.procs[process][0].wait()
 
     def alive(pid: int) -> bool:
         status = Path(f"/proc/{pid}/status")
@@ -340,7 +342,7 @@ async def children_end_with_a_killed_ideas_process(
         return not any(alive(c) for c in children)
 
     await until(all_gone, within=5)
-    system.start_one("ideas", 0)
+    system.start_one(process, 0)
     await system.wait_ready()
 
 
@@ -355,8 +357,9 @@ def children_of(pid: int) -> list[int]:
 
 
 def model_processes(pid: int) -> dict[str, int]:
-    """The ideas process's children that run the model: the search texts' worker (a
-    multiprocessing `spawn` child) and the embedder (`services.ideas.embedder`)."""
+    """A process's children that run the model: the transformer's worker (a multiprocessing
+    `spawn` child: the search process's for search texts, the ideas process's for the
+    automation rule) and the ideas process's embedder (`services.ideas.embedder`)."""
     from pathlib import Path
 
     found = {}
@@ -372,8 +375,9 @@ def model_processes(pid: int) -> dict[str, int]:
 async def test_static_model_runs_in_process_and_the_embedder_is_replaced(
     api: Api, system: Any
 ) -> None:
-    """With the static model (the default), the ideas process embeds search texts itself
-    (the transformer's worker serves the automation rule alone); its embedder runs
+    """With the static model (the default), the search process embeds search texts itself
+    (the transformer's worker serves the ideas process's automation rule alone, and the
+    search process starts none); the ideas process's embedder runs
     SIMILAR_EMBED_NICE (default 10) below its CPU priority and, where the ideas process may
     use two CPUs or more, on the last of them alone (SIMILAR_EMBED_CPU, default last);
     killed, it is replaced and new ideas are still embedded. (The transformer's worker
@@ -396,6 +400,7 @@ async def test_static_model_runs_in_process_and_the_embedder_is_replaced(
         await asyncio.sleep(0.5)
     assert await similar_to(api, "Another search") is not None
     assert "search" not in model_processes(ideas), "a search started the transformer"
+    assert model_processes(system.procs["similar"][0].pid) == {}, "a search started a model"
     pid = model_processes(ideas)["embedder"]
     base = os.getpriority(os.PRIO_PROCESS, ideas)
     assert os.getpriority(os.PRIO_PROCESS, pid) - base == min(base + 10, 19) - base
@@ -459,7 +464,7 @@ async def test_a_burst_of_new_ideas_is_embedded_in_few_batches(api: Api, system:
 
     from tests.support.processes import LOG_DIR
 
-    log = LOG_DIR / f"{system.amqp_prefix}-ideas-0.log"
+    log = LOG_DIR / f"{system.amqp_prefix}-ideas-0.log"  # the embedder's (the ideas process's)
     before = log.stat().st_size
     made = await asyncio.gather(
         *(new_idea(api, f"Burst idea {i}: export the backlog as a spreadsheet") for i in range(24))
@@ -495,3 +500,31 @@ def test_model_calls_are_few_and_padding_bounded() -> None:
         padded = len(c) * max(lengths[i] for i in c)
         assert padded <= PAD_WASTE * sum(lengths[i] for i in c)
     assert chunks([]) == []
+
+
+async def test_similar_routes_are_served_by_the_search_process_in_the_idle_class(
+    api: Api, system: Any, http: Any
+) -> None:
+    """The gateway sends the similar-ideas routes to the search process (`ims-ideas-similar`,
+    SIMILAR_URLS), whose every thread runs in Linux's idle scheduling class
+    (SIMILAR_SEARCH_IDLE, default on): the CPU it takes is the CPU the other requests leave.
+    The ideas process does not serve them."""
+    import os
+    from pathlib import Path
+
+    from libs.common.caller import Caller
+
+    assert await similar_to(api, "Dark mode for the dashboard") is not None
+    searcher = system.procs["similar"][0].pid
+    threads = [int(t.name) for t in Path(f"/proc/{searcher}/task").iterdir()]
+    assert len(threads) > 1  # the event loop's and its pools'
+    assert {os.sched_getscheduler(t) for t in threads} == {os.SCHED_IDLE}
+    ideas = system.procs["ideas"][0].pid
+    assert os.sched_getscheduler(ideas) == os.SCHED_OTHER
+    who = Caller(uuid.uuid4(), "W", "pro", "off", None, "k", frozenset({"ideas:read"}), "r1")
+    headers = who.headers(system.internal_token)
+    for base, status in ((system.service_url("ideas"), 404), (system.service_url("similar"), 200)):
+        async with http.post(
+            f"{base}{I}/similar", json={"title": "Dark mode"}, headers=headers
+        ) as r:
+            assert r.status == status, (base, await r.text())

@@ -66,7 +66,9 @@ class External:
 
 @pytest.fixture(scope="module")
 async def external() -> AsyncIterator[External]:
-    sys_ = await start_part_system({"SIMILAR_EMBEDDER": "external"}, ("gateway", "ideas"))
+    sys_ = await start_part_system(
+        {"SIMILAR_EMBEDDER": "external"}, ("gateway", "ideas", "similar")
+    )
     ext = External(sys_, free_port())
     ext.start()
 

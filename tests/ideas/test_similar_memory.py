@@ -1,4 +1,4 @@
-"""On an ideas process of its own: the in-memory indexes' budget (`SIMILAR_INDEX_MEMORY_MB`,
+"""On a system of its own: the in-memory indexes' budget (`SIMILAR_INDEX_MEMORY_MB`,
 docs/similar.md), beyond which the least recently searched workspaces' indexes are dropped and
 load again when searched; and the embedder ending with a killed ideas process."""
 
@@ -17,7 +17,7 @@ from tests.webhooks.support import (
 )
 
 from .test_similar import (
-    children_end_with_a_killed_ideas_process,
+    children_end_with_a_killed_process,
     similar_part_system,
     new_idea,
     similar_to,
@@ -52,7 +52,7 @@ async def test_least_recently_searched_indexes_are_dropped_and_load_again(
                 return [g["idea"]["id"] for g in got] == [idea["id"]]
 
             await until(found)
-    log = (LOG_DIR / f"{tight.amqp_prefix}-ideas-0.log").read_text()
+    log = (LOG_DIR / f"{tight.amqp_prefix}-similar-0.log").read_text()  # the search process
     assert log.count('"similar_index_evicted"') >= 4, "no index was dropped past the budget"
     assert log.count('"similar_index_loaded"') >= 6, "a dropped index was not loaded again"
 
@@ -63,4 +63,4 @@ async def test_model_processes_end_with_a_killed_ideas_process(
     """SIGKILL leaves the ideas process no time to stop its embedder: it notices its parent is
     gone and exits (the transformer's search worker too: test_similar_minilm.py)."""
     api = workspace_api(tight, http, openapi)[1]
-    await children_end_with_a_killed_ideas_process(tight, api, {"embedder"})
+    await children_end_with_a_killed_process(tight, api, "ideas", {"embedder"})

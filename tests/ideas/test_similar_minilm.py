@@ -24,7 +24,7 @@ from tests.webhooks.support import (
 )
 
 from .test_similar import (
-    children_end_with_a_killed_ideas_process,
+    children_end_with_a_killed_process,
     similar_part_system,
     I,
     model_processes,
@@ -62,13 +62,13 @@ async def test_searches_held_by_a_dying_search_worker_are_answered(
     search in flight answers 200, none a 5xx."""
 
     assert await similar_to(api, "Warm the search worker") is not None
-    ideas = minilm.procs["ideas"][0].pid
+    searcher = minilm.procs["similar"][0].pid
 
     async def started() -> bool:
-        return "search" in model_processes(ideas)
+        return "search" in model_processes(searcher)
 
     await until(started, within=30)
-    worker = model_processes(ideas)["search"]
+    worker = model_processes(searcher)["search"]
     long = "Our support team answers tickets about invoices all day long and more. " * 6
     searches = [
         asyncio.ensure_future(api.post(f"{I}/similar", json={"title": f"{i} {long}"}))
@@ -78,39 +78,48 @@ async def test_searches_held_by_a_dying_search_worker_are_answered(
     os.kill(worker, signal.SIGKILL)
     answers = await asyncio.gather(*searches)
     assert [a.status for a in answers] == [200] * 16, [a.body for a in answers]
-    log = (LOG_DIR / f"{minilm.amqp_prefix}-ideas-0.log").read_text()
+    log = (LOG_DIR / f"{minilm.amqp_prefix}-similar-0.log").read_text()
     assert '"embed_worker_gone"' in log, "the worker died holding no text: nothing was retried"
-    assert model_processes(ideas)["search"] != worker
+    assert model_processes(searcher)["search"] != worker
 
 
 async def test_model_runs_at_a_lower_priority_and_dead_processes_are_replaced(
     api: Api, minilm: PartSystem
 ) -> None:
-    """The model runs outside the ideas process, in its search worker and its embedder, both
-    SIMILAR_EMBED_NICE (default 10) below its CPU priority, the search worker in the idle
-    scheduling class besides (SIMILAR_SEARCH_IDLE, default on), the embedder's event loop
-    not (it must not starve mid-transaction: its model thread is, tested below); the embedder, where the ideas process may use two CPUs or more, on the last
-    of them alone (SIMILAR_EMBED_CPU, default last), the search worker on any (a search
-    waits for it); killed, both are replaced: the next search answers and new ideas are
-    still embedded."""
+    """The model runs outside the processes that answer: the search texts' in the search
+    process's worker, new ideas' in the ideas process's embedder, both SIMILAR_EMBED_NICE
+    (default 10) below their parent's CPU priority; the search worker in the idle scheduling
+    class (SIMILAR_SEARCH_IDLE, default on, as its parent), the embedder's event loop not (it
+    must not starve mid-transaction: its model thread is, tested below); the embedder, where
+    the ideas process may use two CPUs or more, on the last of them alone
+    (SIMILAR_EMBED_CPU, default last), the search worker on any (a search waits for it);
+    killed, both are replaced: the next search answers and new ideas are still embedded."""
     assert await similar_to(api, "Warm the search worker") is not None
-    ideas = minilm.procs["ideas"][0].pid
+    parents = {"search": minilm.procs["similar"][0].pid, "embedder": minilm.procs["ideas"][0].pid}
+
+    def workers() -> dict[str, int]:
+        return {
+            name: pid
+            for name, parent in parents.items()
+            if (pid := model_processes(parent).get(name)) is not None
+        }
 
     async def both() -> bool:
-        return len(model_processes(ideas)) == 2
+        return len(workers()) == 2
 
     await until(both, within=30)
-    base = os.getpriority(os.PRIO_PROCESS, ideas)
-    lower = min(base + 10, 19) - base  # nice stops at 19
-    allowed = os.sched_getaffinity(ideas)
-    pinned = {max(allowed)} if len(allowed) > 1 else allowed
-    for name, pid in model_processes(ideas).items():
+    for name, pid in workers().items():
+        parent = parents[name]
+        base = os.getpriority(os.PRIO_PROCESS, parent)
+        lower = min(base + 10, 19) - base  # nice stops at 19
+        allowed = os.sched_getaffinity(parent)
+        pinned = {max(allowed)} if len(allowed) > 1 else allowed
         nice = os.getpriority(os.PRIO_PROCESS, pid) - base
-        assert nice == lower, f"the {name} process runs {nice} below the service, not {lower}"
+        assert nice == lower, f"the {name} process runs {nice} below its parent, not {lower}"
         cpus, expected = os.sched_getaffinity(pid), pinned if name == "embedder" else allowed
         assert cpus == expected, f"the {name} process runs on CPUs {cpus}, not {expected}"
         policy = os.sched_getscheduler(pid)
-        wanted = os.SCHED_IDLE if name == "search" else os.sched_getscheduler(ideas)
+        wanted = os.SCHED_IDLE if name == "search" else os.sched_getscheduler(parent)
         assert policy == wanted, f"the {name} process runs in class {policy}, not {wanted}"
         os.kill(pid, signal.SIGKILL)
     await asyncio.sleep(0.5)  # the pool sees its worker gone
@@ -151,6 +160,8 @@ async def test_the_embedder_runs_its_model_on_an_idle_class_thread(
 async def test_model_processes_end_with_a_killed_ideas_process(
     api: Api, minilm: PartSystem
 ) -> None:
-    """SIGKILL leaves the ideas process no time to stop its model processes: they notice it is
-    gone and exit (the search worker and the embedder, and any helper multiprocessing started)."""
-    await children_end_with_a_killed_ideas_process(minilm, api, {"search", "embedder"})
+    """SIGKILL leaves a process no time to stop its model processes: they notice it is gone
+    and exit (the search process's worker, the ideas process's embedder, and any helper
+    multiprocessing started)."""
+    await children_end_with_a_killed_process(minilm, api, "similar", {"search"})
+    await children_end_with_a_killed_process(minilm, api, "ideas", {"embedder"})

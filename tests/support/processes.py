@@ -20,7 +20,16 @@ from services.ctl.migrate import migrate
 from scripts.devrun.common import free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVICES = ("gateway", "ideas", "customers", "webhooks", "analytics", "mcp")
+SERVICES = ("gateway", "ideas", "customers", "webhooks", "analytics", "mcp", "similar")
+# The processes that are not a package's own entry point (`python -m services.<name>`).
+MODULES = {"similar": "services.ideas.similar_server"}
+
+
+def module_of(svc: str) -> str:
+    """The module `python -m` runs for a process of SERVICES."""
+    return MODULES.get(svc, f"services.{svc}")
+
+
 BASE_DSN = os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/ideas")
 AMQP_URL = os.environ.get("AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/")
 LOG_DIR = ROOT / ".run" / "test-logs"
@@ -135,9 +144,15 @@ class System:
         env.update(self.env_overrides)
         return env
 
+    def runs(self, svc: str) -> bool:
+        """Whether the source tree has the process (an older tree the bench runs may not)."""
+        path = self.root / module_of(svc).replace(".", "/")
+        return path.with_suffix(".py").exists() or (path / "__main__.py").exists()
+
     def start(self) -> None:
         for svc in SERVICES:
-            self.ports[svc] = [free_port() for _ in range(self.replicas.get(svc, 1))]
+            count = self.replicas.get(svc, 1) if self.runs(svc) else 0
+            self.ports[svc] = [free_port() for _ in range(count)]
         for svc in SERVICES:
             for i in range(len(self.ports[svc])):
                 self.start_one(svc, i)
@@ -156,7 +171,7 @@ class System:
         LOG_DIR.mkdir(parents=True, exist_ok=True)
         log = open(LOG_DIR / f"{self.amqp_prefix}-{svc}-{i}.log", "ab")
         proc = subprocess.Popen(
-            [sys.executable, "-m", f"services.{svc}"],
+            [sys.executable, "-m", module_of(svc)],
             cwd=self.root,
             env=env,
             stdout=log,

@@ -24,6 +24,7 @@ def test_one_replica_uses_the_base_ports() -> None:
         "webhooks-0": 8083,
         "analytics-0": 8084,
         "mcp-0": 8085,
+        "similar-0": 8087,
     }
 
 
@@ -43,6 +44,8 @@ def test_two_replicas_use_base_plus_ten() -> None:
         "analytics-1": 8094,
         "mcp-0": 8085,
         "mcp-1": 8095,
+        "similar-0": 8087,
+        "similar-1": 8097,
     }
 
 
@@ -80,6 +83,7 @@ def test_every_process_gets_every_url_list() -> None:
         "WEBHOOKS_URLS": "http://127.0.0.1:8083,http://127.0.0.1:8093",
         "ANALYTICS_URLS": "http://127.0.0.1:8084,http://127.0.0.1:8094",
         "MCP_URLS": "http://127.0.0.1:8085,http://127.0.0.1:8095",
+        "SIMILAR_URLS": "http://127.0.0.1:8087,http://127.0.0.1:8097",
     }
     for process in processes:
         assert {name: process.env[name] for name in expected} == expected

@@ -7,6 +7,9 @@ from . import envelopes as m
 from . import schemas as models
 
 S = "ideas"
+# The similar-ideas routes are served by the ideas service's search process, `ims-ideas-similar`,
+# which runs below the other requests' CPU priority (docs/similar.md).
+SIMILAR = "similar"
 I = f"{API}/ideas"
 IDEA_REF = "The idea: its uuid or its `IDEA-<n>` id."
 
@@ -363,7 +366,7 @@ ROUTES = [
     Route(
         "GET",
         f"{I}/{{id}}/similar",
-        S,
+        SIMILAR,
         "similar_to_idea",
         "ideas:read",
         "Ideas similar in meaning to an idea",
@@ -379,7 +382,7 @@ ROUTES = [
     Route(
         "POST",
         f"{I}/similar",
-        S,
+        SIMILAR,
         "similar_ideas",
         "ideas:read",
         "Ideas similar in meaning to a text",
