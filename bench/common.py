@@ -420,6 +420,48 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def loop_run(
+    urls: list[str], headers: dict[str, str], clients: int, duration_s: float
+) -> dict[str, Any]:
+    """`clients` workers, each sending its next request as soon as its last answered, for
+    `duration_s`, GETs of `urls` in turn, from a separate process (so that the load the
+    caller's own event loop generates meanwhile does not queue these requests' answers); the
+    `timed_loop` figures with the latencies (`latencies_ms`)."""
+    spec = json.dumps(
+        {"urls": urls, "headers": headers, "clients": clients, "duration_s": duration_s}
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.common", "loop", "-"],
+        cwd=ROOT,
+        input=spec,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=duration_s + 60,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+async def _loop(spec: dict[str, Any]) -> dict[str, Any]:
+    import aiohttp
+
+    urls, headers = spec["urls"], spec["headers"]
+    conn = aiohttp.TCPConnector(limit=int(spec["clients"]), keepalive_timeout=60)
+    timeout = aiohttp.ClientTimeout(total=30)
+    async with aiohttp.ClientSession(connector=conn, timeout=timeout) as session:
+
+        async def call(i: int) -> None:
+            async with session.get(urls[i % len(urls)], headers=headers) as r:
+                await r.read()
+                if r.status >= 400:
+                    raise RuntimeError(f"{urls[i % len(urls)]} answered {r.status}")
+
+        await asyncio.gather(*(call(i) for i in range(int(spec["clients"]))))  # warm
+        return await timed_loop(
+            call, int(spec["clients"]), float(spec["duration_s"]), 10**9, raw=True
+        )
+
+
 # ---- results ------------------------------------------------------------------------------
 
 
@@ -431,8 +473,9 @@ def write_results(area: str, data: dict[str, Any], markdown: str) -> None:
 
 
 def _main() -> None:
-    if len(sys.argv) == 3 and sys.argv[1] == "paced":
-        coro = _paced(json.loads(sys.stdin.read() if sys.argv[2] == "-" else sys.argv[2]))
+    if len(sys.argv) == 3 and sys.argv[1] in ("paced", "loop"):
+        spec = json.loads(sys.stdin.read() if sys.argv[2] == "-" else sys.argv[2])
+        coro = _paced(spec) if sys.argv[1] == "paced" else _loop(spec)
         try:
             import uvloop
 
@@ -441,7 +484,7 @@ def _main() -> None:
             result = asyncio.run(coro)
         print(json.dumps(result))
     else:
-        sys.exit("usage: python -m bench.common paced '<json spec>'")
+        sys.exit("usage: python -m bench.common paced|loop '<json spec>'")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ from bench.common import (
     ROOT,
     Client,
     client_headers,
+    loop_run,
     new_workspace,
     paced_run,
     percentile,
@@ -420,7 +421,8 @@ async def mixed(
     queries' rate times `similar_in_reads` (the same CPU at the requests' priority, no model):
     what that much more work costs the reads' p99 on this machine whatever it is.
     Each twice: from 4 clients as fast as they go (the machine saturated; the similar queries
-    from 2), and offered at half the rate the busier side (with embeddings, under similar
+    from 2; the reads from a process of their own, `loop_run`, so that reading the similar
+    queries' answers in this process does not delay theirs), and offered at half the rate the busier side (with embeddings, under similar
     load) reached in the first round (paced, open loop: what a service below its capacity
     sees; half of the other side's rate left the busier side near its capacity). `ROUNDS`
     rounds, the two sides of each comparison in turn and their order swapped each round; each
@@ -447,12 +449,6 @@ async def mixed(
         body = json.dumps({"title": "Paced idea", "summary": "Something to embed"}).encode()
         url = f"{system.base_url}/api/v1/ideas"
         return paced_run(url, headers, rate, SECONDS, method="POST", body=body, raw=True)
-
-    async def reads(i: int) -> None:
-        if i % 2:
-            await c.call("GET", f"/api/v1/ideas/{ids[i % len(ids)]}")
-        else:
-            await c.call("GET", "/api/v1/ideas", params={"limit": "25"})
 
     read_urls = [
         f"{system.base_url}/api/v1/ideas?limit=25"
@@ -524,7 +520,11 @@ async def mixed(
         if paced:
             measure = lambda: asyncio.to_thread(paced_reads, rates["reads"])  # noqa: E731
         else:
-            measure = lambda: timed_loop(reads, CLIENTS, SECONDS, 20_000, raw=True)  # noqa: E731
+            # From a process of its own, as the paced reads: the similar queries' answers are
+            # read in this process's event loop meanwhile.
+            measure = lambda: asyncio.to_thread(  # noqa: E731
+                loop_run, read_urls, headers, CLIENTS, SECONDS
+            )
         await settle(system)
         if loaded:
             mode = "paced" if paced else "saturated"

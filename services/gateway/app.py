@@ -52,6 +52,7 @@ from .proxy import (
     relay_aiohttp,
     relay_lean,
 )
+from .priority import Priorities
 from .upstream import UpstreamPool
 
 KEYS = web.AppKey("keys", KeyStore)
@@ -60,6 +61,7 @@ COUNTER = web.AppKey("counter", ratelimit.SharedCounter)
 UPSTREAMS = web.AppKey("upstreams", Upstreams)
 PROXY_SESSION = web.AppKey("proxy_session", aiohttp.ClientSession)
 POOL = web.AppKey("upstream_pool", UpstreamPool)
+PRIORITIES = web.AppKey("priorities", Priorities)
 KEY = web.RequestKey("key", KeyInfo)
 VERDICT = web.RequestKey("verdict", ratelimit.Verdict)
 OPENAPI_PATH = f"{API}/openapi.json"
@@ -187,6 +189,11 @@ def route_handler(route: Route) -> Handler:
                 )
         if route.service == "gateway":
             return await LOCAL[route.operation_id](request)
+        if route.low_priority:
+            await app[PRIORITIES].low()
+        elif not route.export:  # an export streams for minutes: no turn waits for it
+            with app[PRIORITIES].normal():
+                return await _forward(request, route)
         return await _forward(request, route)
 
     handle.__name__ = route.operation_id
@@ -248,6 +255,7 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
         s.key_negative_cache_size,
     )
     app[COUNTER] = ratelimit.SharedCounter(app[PG_POOL])
+    app[PRIORITIES] = Priorities(s.low_priority_wait_ms / 1000)
     app[UPSTREAMS] = Upstreams(
         {
             "ideas": s.ideas_urls,

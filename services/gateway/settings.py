@@ -59,6 +59,7 @@ class GatewaySettings(Settings):
     export_per_hour: int = 10
     export_write_timeout_s: float = 20.0
     cors_allowed_origins: tuple[str, ...] = ()
+    low_priority_wait_ms: float = 100.0  # docs/gateway.md#priorities
 
     @classmethod
     def read(cls, e: dict[str, str], require_secrets: bool) -> dict[str, Any]:
@@ -75,6 +76,7 @@ class GatewaySettings(Settings):
             export_per_hour=env_int(e, "EXPORT_PER_HOUR", 10, 1),
             export_write_timeout_s=env_float(e, "EXPORT_WRITE_TIMEOUT_S", 20.0),
             cors_allowed_origins=_origins(e),
+            low_priority_wait_ms=env_float(e, "LOW_PRIORITY_WAIT_MS", 100.0),
         )
 
 

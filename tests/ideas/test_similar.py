@@ -528,3 +528,47 @@ async def test_similar_routes_are_served_by_the_search_process_in_the_idle_class
             f"{base}{I}/similar", json={"title": "Dark mode"}, headers=headers
         ) as r:
             assert r.status == status, (base, await r.text())
+
+
+async def test_a_similar_query_waits_its_turn_behind_other_requests(
+    api: Api, system: Any, http: Any
+) -> None:
+    """The gateway forwards a similar query at once when it forwards nothing else; while it
+    forwards another request, the similar query waits for it to end, at most
+    LOW_PRIORITY_WAIT_MS (100 ms), then goes (docs/gateway.md#priorities); the waits show in
+    `ims_gateway_low_priority_wait_seconds` by outcome."""
+    import re
+    import time
+
+    import psycopg2
+
+    async def waits() -> dict[str, float]:
+        async with http.get(system.metrics_url("gateway") + "/metrics") as r:
+            text = await r.text()
+        found = re.findall(
+            r'ims_gateway_low_priority_wait_seconds_count\{outcome="(\w+)"\} (\S+)', text
+        )
+        return {outcome: float(n) for outcome, n in found}
+
+    before = await waits()
+    assert await similar_to(api, "Dark mode for the dashboard") is not None
+    quiet = await waits()
+    assert quiet.get("quiet", 0) == before.get("quiet", 0) + 1
+    assert quiet.get("capped", 0) == before.get("capped", 0)
+    conn = psycopg2.connect(system.database_url)
+    try:
+        with conn.cursor() as cur:  # a customers read blocks until the rollback below
+            cur.execute("LOCK TABLE customers.customers IN ACCESS EXCLUSIVE MODE")
+        read = asyncio.ensure_future(api.get("/api/v1/customers", check=False))
+        await asyncio.sleep(0.5)  # the read is in flight, held by the lock
+        started = time.monotonic()
+        r = await api.post(f"{I}/similar", json={"title": "Dark mode for the dashboard"})
+        took = time.monotonic() - started
+        assert r.status == 200 and not read.done(), "the similar query waited for the read"
+        assert took >= 0.095, f"the similar query went at once ({took:.3f} s)"
+    finally:
+        conn.rollback()
+        conn.close()
+    assert (await read).status == 200
+    capped = await waits()
+    assert capped.get("capped", 0) == quiet.get("capped", 0) + 1

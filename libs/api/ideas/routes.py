@@ -372,12 +372,15 @@ ROUTES = [
         "Ideas similar in meaning to an idea",
         query=b.SimilarQuery,
         responses={200: m.SimilarIdeaList},
+        low_priority=True,
         tags=("Ideas",),
         description="The workspace's ideas closest in meaning to this one's title and summary,"
         " as a language model running inside the service sees them, most similar "
         "first. `similarity` is the cosine similarity (a negative one reported as "
         "0). Left out: the idea itself, deleted ideas and merged duplicates. A "
-        "created or changed idea is found within 2 seconds.",
+        "created or changed idea is found within 2 seconds. Runs below the other routes' "
+        "priority: while the gateway is busy with other requests, it waits for them, at "
+        "most 100 ms by default.",
     ),
     Route(
         "POST",
@@ -388,6 +391,7 @@ ROUTES = [
         "Ideas similar in meaning to a text",
         body=b.SimilarRequest,
         responses={200: m.SimilarIdeaList},
+        low_priority=True,
         tags=("Ideas",),
         tool=FIND_SIMILAR_IDEAS,
         description="As `GET /ideas/{id}/similar` for a text that is not an idea yet, e.g. "
