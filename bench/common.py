@@ -343,16 +343,7 @@ def paced_run(
             "raw": raw,
         }
     )
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.common", "paced", "-"],
-        cwd=ROOT,
-        input=spec,
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=duration_s + 60,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return _child("paced", spec, duration_s + 60)
 
 
 async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
@@ -430,14 +421,19 @@ def loop_run(
     spec = json.dumps(
         {"urls": urls, "headers": headers, "clients": clients, "duration_s": duration_s}
     )
+    return _child("loop", spec, duration_s + 60)
+
+
+def _child(mode: str, spec: str, timeout: float) -> dict[str, Any]:
+    """`python -m bench.common <mode>` with `spec` on its stdin: its result (the last line)."""
     out = subprocess.run(
-        [sys.executable, "-m", "bench.common", "loop", "-"],
+        [sys.executable, "-m", "bench.common", mode, "-"],
         cwd=ROOT,
         input=spec,
         check=True,
         capture_output=True,
         text=True,
-        timeout=duration_s + 60,
+        timeout=timeout,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
