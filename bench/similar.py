@@ -676,7 +676,7 @@ def markdown(r: dict[str, Any]) -> str:
         "",
         "| ideas | seed s | first search (index load) s | POST /ideas/similar, 1 client: "
         f"p50 / p99 ms (rps) | {CLIENTS} clients: p50 / p99 ms (rps) | "
-        "ideas RSS before / after load MB |",
+        "search process RSS before / after load MB |",
         "|---|---|---|---|---|---|",
     ]
     for s in r["sizes"]:
