@@ -256,16 +256,7 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
     )
     app[COUNTER] = ratelimit.SharedCounter(app[PG_POOL])
     app[PRIORITIES] = Priorities(s.low_priority_wait_ms / 1000)
-    app[UPSTREAMS] = Upstreams(
-        {
-            "ideas": s.ideas_urls,
-            "customers": s.customers_urls,
-            "webhooks": s.webhooks_urls,
-            "analytics": s.analytics_urls,
-            "mcp": s.mcp_urls,
-            "similar": s.similar_urls,
-        }
-    )
+    app[UPSTREAMS] = Upstreams(s.service_urls)
     session = aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(
             limit=0, limit_per_host=256, keepalive_timeout=s.peer_idle_s, ttl_dns_cache=300
