@@ -12,7 +12,10 @@ Every loop is bounded in count and time; targets are 127.0.0.1 only.
 from __future__ import annotations
 
 import asyncio
+import gc
+import itertools
 import json
+import math
 import os
 import re
 import secrets
@@ -91,8 +94,11 @@ async def timed_loop(
     fn: Any, clients: int, seconds: float, cap: int, raw: bool = False
 ) -> dict[str, Any]:
     """Run `fn(i)` from `clients` workers until `seconds` pass or `cap` calls are made; with
-    `raw`, the latencies too (`latencies_ms`), to pool with other runs' (`pooled`)."""
+    `raw`, the latencies too (`latencies_ms`), to pool with other runs' (`pooled`), and each
+    call's send time (`sent_at`, `time.perf_counter()`: Linux's monotonic clock, the same in
+    every process of the machine)."""
     latencies: list[float] = []
+    sent_at: list[float] = []
     counter = iter(range(cap))
     end = time.perf_counter() + seconds
 
@@ -103,6 +109,7 @@ async def timed_loop(
             t0 = time.perf_counter()
             await fn(i)
             latencies.append(time.perf_counter() - t0)
+            sent_at.append(t0)
 
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(clients)))
@@ -115,6 +122,7 @@ async def timed_loop(
     }
     if raw:
         out["latencies_ms"] = [round(x * 1000, 3) for x in latencies]
+        out["sent_at"] = sent_at
     return out
 
 
@@ -316,6 +324,9 @@ def wrk_run(
 # ---- paced: latency at a fixed offered load ----------------------------------------------
 
 
+Windows = list[tuple[float, float]]  # (start, end) in `time.perf_counter()` time
+
+
 def paced_run(
     url: str,
     headers: dict[str, str],
@@ -326,47 +337,61 @@ def paced_run(
     max_in_flight: int = 2000,
     paths: list[str] | None = None,
     raw: bool = False,
+    bodies: list[bytes] | None = None,
+    windows: Windows | None = None,
+    warm: int = 50,
 ) -> dict[str, Any]:
     """Offer `rate` requests/s for `duration_s` from a separate process; latency percentiles.
-    With `paths` (full URLs), the requests go to them in turn instead of to `url`; with `raw`,
-    the latencies too (`latencies_ms`)."""
-    spec = json.dumps(
-        {
-            "url": url,
-            "urls": paths or [url],
-            "headers": headers,
-            "rate": rate,
-            "duration_s": duration_s,
-            "method": method,
-            "body": body.decode() if body else None,
-            "max_in_flight": max_in_flight,
-            "raw": raw,
-        }
-    )
-    return _child("paced", spec, duration_s + 60)
+    With `paths` (full URLs), the requests go to them in turn instead of to `url`; with
+    `bodies`, each request sends the next of them instead of `body`; with `windows`, the
+    requests are offered at `rate` within each window only (the schedule's start and end,
+    `duration_s` is then unused); `warm` requests at once before the schedule. With `raw`, the
+    latencies too (`latencies_ms`) and each request's scheduled send time (`sent_at`, as
+    `timed_loop`'s)."""
+    spec = {
+        "urls": paths or [url],
+        "headers": headers,
+        "rate": rate,
+        "duration_s": duration_s,
+        "method": method,
+        "bodies": [b.decode() for b in bodies] if bodies else [body.decode() if body else None],
+        "max_in_flight": max_in_flight,
+        "raw": raw,
+        "windows": windows,
+        "warm": warm,
+    }
+    return _child("paced", json.dumps(spec), _span(duration_s, windows) + 60)
+
+
+def _span(duration_s: float, windows: Windows | None) -> float:
+    """Seconds from now to the end of a run."""
+    return max(0.0, windows[-1][1] - time.perf_counter()) if windows else duration_s
 
 
 async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
     import aiohttp
 
-    rate, duration = float(spec["rate"]), float(spec["duration_s"])
-    total = int(rate * duration)
+    rate = float(spec["rate"])
     latencies: list[float] = []
+    sent_at: list[float] = []
     errors = 0
     late_starts = 0
-    body = spec["body"].encode() if spec["body"] else None
+    bodies = [b.encode() if b is not None else None for b in spec["bodies"]]
     limit = asyncio.Semaphore(int(spec["max_in_flight"]))
     conn = aiohttp.TCPConnector(limit=int(spec["max_in_flight"]), keepalive_timeout=60)
     timeout = aiohttp.ClientTimeout(total=30)
     async with aiohttp.ClientSession(connector=conn, timeout=timeout) as session:
-        urls = spec.get("urls") or [spec["url"]]
+        urls = spec["urls"]
 
         async def one(scheduled: float, i: int = 0) -> None:
             nonlocal errors
             async with limit:
                 try:
                     async with session.request(
-                        spec["method"], urls[i % len(urls)], data=body, headers=spec["headers"]
+                        spec["method"],
+                        urls[i % len(urls)],
+                        data=bodies[i % len(bodies)],
+                        headers=spec["headers"],
                     ) as r:
                         await r.read()
                         ok = r.status < 400
@@ -374,54 +399,85 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
                     ok = False
             if ok:
                 latencies.append((time.perf_counter() - scheduled) * 1000)
+                sent_at.append(scheduled)
             else:
                 errors += 1
 
+        if spec.get("windows"):
+            times = [
+                start + k / rate
+                for start, end in spec["windows"]
+                for k in range(max(0, math.ceil((end - start) * rate)))
+            ]
+        else:
+            times = [i / rate for i in range(int(rate * float(spec["duration_s"])))]
         # Warm the connection pool outside the measured schedule.
-        await asyncio.gather(*(one(time.perf_counter()) for _ in range(min(50, total))))
+        warm = min(int(spec["warm"]), len(times))
+        await asyncio.gather(*(one(time.perf_counter(), i) for i in range(warm)))
         latencies.clear()
+        sent_at.clear()
         errors = 0
-        tasks = []
-        start = time.perf_counter() + 0.05
-        for i in range(total):
-            scheduled = start + i / rate
+        if not spec.get("windows"):
+            start = time.perf_counter() + 0.05
+            times = [start + t for t in times]
+        # The requests in flight only: a list of every request's task held tens of thousands
+        # of them, and the gather at the end added a callback to each, stopping the loop for
+        # 40 ms while the last requests were still in flight.
+        pending: set[asyncio.Task[None]] = set()
+        for i, scheduled in enumerate(times):
             delay = scheduled - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
             elif delay < -0.005:
                 late_starts += 1
-            tasks.append(asyncio.create_task(one(scheduled, i)))
-        await asyncio.gather(*tasks)
-        elapsed = time.perf_counter() - start
+            task = asyncio.create_task(one(scheduled, i))
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+        await asyncio.gather(*pending)
+        elapsed = time.perf_counter() - times[0] if times else 0.0
     out = {
         "offered_rps": rate,
-        "sent": total,
+        "sent": len(times),
         "ok": len(latencies),
         "errors": errors,
-        "achieved_rps": round(total / elapsed, 1),
+        "achieved_rps": round(len(times) / elapsed, 1) if elapsed else 0.0,
         "late_starts": late_starts,
         "p50_ms": round(percentile(latencies, 50), 2),
         "p90_ms": round(percentile(latencies, 90), 2),
         "p99_ms": round(percentile(latencies, 99), 2),
         "max_ms": round(max(latencies, default=0.0), 2),
-        "duration_s": duration,
+        "duration_s": float(spec["duration_s"]),
     }
     if spec.get("raw"):
         out["latencies_ms"] = [round(x, 3) for x in latencies]
+        out["sent_at"] = sent_at
     return out
 
 
 def loop_run(
-    urls: list[str], headers: dict[str, str], clients: int, duration_s: float
+    urls: list[str],
+    headers: dict[str, str],
+    clients: int,
+    duration_s: float,
+    method: str = "GET",
+    bodies: list[bytes] | None = None,
+    windows: Windows | None = None,
 ) -> dict[str, Any]:
     """`clients` workers, each sending its next request as soon as its last answered, for
-    `duration_s`, GETs of `urls` in turn, from a separate process (so that the load the
-    caller's own event loop generates meanwhile does not queue these requests' answers); the
-    `timed_loop` figures with the latencies (`latencies_ms`)."""
-    spec = json.dumps(
-        {"urls": urls, "headers": headers, "clients": clients, "duration_s": duration_s}
-    )
-    return _child("loop", spec, duration_s + 60)
+    `duration_s` (or within each of `windows` only), to `urls` in turn (with `bodies`, the
+    next of them), from a separate process (so that the load the caller's own event loop
+    generates meanwhile does not queue these requests' answers); the `timed_loop` figures
+    with the latencies (`latencies_ms`) and send times (`sent_at`)."""
+    spec = {
+        "urls": urls,
+        "headers": headers,
+        "clients": clients,
+        "duration_s": duration_s,
+        "method": method,
+        "bodies": [b.decode() for b in bodies] if bodies else [None],
+        "windows": windows,
+    }
+    return _child("loop", json.dumps(spec), _span(duration_s, windows) + 60)
 
 
 def _child(mode: str, spec: str, timeout: float) -> dict[str, Any]:
@@ -435,27 +491,66 @@ def _child(mode: str, spec: str, timeout: float) -> dict[str, Any]:
         text=True,
         timeout=timeout,
     ).stdout
-    return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    try:
+        return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    except ValueError as err:
+        kept = Path(tempfile.mkstemp(prefix=f"bench-{mode}-", suffix=".out")[1])
+        kept.write_text(out)
+        raise RuntimeError(f"the {mode} generator's answer did not parse; kept in {kept}") from err
 
 
 async def _loop(spec: dict[str, Any]) -> dict[str, Any]:
     import aiohttp
 
     urls, headers = spec["urls"], spec["headers"]
-    conn = aiohttp.TCPConnector(limit=int(spec["clients"]), keepalive_timeout=60)
+    bodies = [b.encode() if b is not None else None for b in spec["bodies"]]
+    clients = int(spec["clients"])
+    conn = aiohttp.TCPConnector(limit=clients, keepalive_timeout=60)
     timeout = aiohttp.ClientTimeout(total=30)
     async with aiohttp.ClientSession(connector=conn, timeout=timeout) as session:
 
         async def call(i: int) -> None:
-            async with session.get(urls[i % len(urls)], headers=headers) as r:
+            url = urls[i % len(urls)]
+            data = bodies[i % len(bodies)]
+            async with session.request(spec["method"], url, data=data, headers=headers) as r:
                 await r.read()
                 if r.status >= 400:
-                    raise RuntimeError(f"{urls[i % len(urls)]} answered {r.status}")
+                    raise RuntimeError(f"{url} answered {r.status}")
 
-        await asyncio.gather(*(call(i) for i in range(int(spec["clients"]))))  # warm
-        return await timed_loop(
-            call, int(spec["clients"]), float(spec["duration_s"]), 10**9, raw=True
-        )
+        await asyncio.gather(*(call(i) for i in range(clients)))  # warm
+        if spec.get("windows"):
+            return await windowed_loop(call, clients, spec["windows"])
+        return await timed_loop(call, clients, float(spec["duration_s"]), 10**9, raw=True)
+
+
+async def windowed_loop(fn: Any, clients: int, windows: Windows) -> dict[str, Any]:
+    """`timed_loop`'s figures (with `raw`) of `fn(i)` from `clients` workers that send only
+    within the windows, each as soon as its last call answered."""
+    latencies: list[float] = []
+    sent_at: list[float] = []
+    counter = itertools.count()
+
+    async def worker() -> None:
+        for start, end in windows:
+            while (now := time.perf_counter()) < end:
+                if now < start:
+                    await asyncio.sleep(start - now)
+                    continue
+                t0 = time.perf_counter()
+                await fn(next(counter))
+                latencies.append(time.perf_counter() - t0)
+                sent_at.append(t0)
+
+    await asyncio.gather(*(worker() for _ in range(clients)))
+    seconds = sum(end - start for start, end in windows)
+    return {
+        "requests": len(latencies),
+        "rps": round(len(latencies) / seconds, 1) if seconds else 0.0,
+        "p50_ms": pct_ms(latencies, 0.5),
+        "p99_ms": pct_ms(latencies, 0.99),
+        "latencies_ms": [round(x * 1000, 3) for x in latencies],
+        "sent_at": sent_at,
+    }
 
 
 # ---- results ------------------------------------------------------------------------------
@@ -471,6 +566,11 @@ def write_results(area: str, data: dict[str, Any], markdown: str) -> None:
 def _main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] in ("paced", "loop"):
         spec = json.loads(sys.stdin.read() if sys.argv[2] == "-" else sys.argv[2])
+        # No cyclic garbage collection in a load generator: a full collection over its tens
+        # of thousands of requests' objects stops it for 50 to 80 ms, and every request
+        # scheduled meanwhile counts the stop as the service's latency. It runs for minutes
+        # at most; its memory is freed when it exits.
+        gc.disable()
         coro = _paced(spec) if sys.argv[1] == "paced" else _loop(spec)
         try:
             import uvloop
@@ -478,7 +578,10 @@ def _main() -> None:
             result = uvloop.run(coro)
         except ImportError:
             result = asyncio.run(coro)
-        print(json.dumps(result))
+        # The event loop may have left the pipe non-blocking: a result larger than the pipe
+        # would then be cut short whenever the parent reads it slower than this writes.
+        os.set_blocking(sys.stdout.fileno(), True)
+        print(json.dumps(result), flush=True)
     else:
         sys.exit("usage: python -m bench.common paced|loop '<json spec>'")
 

@@ -26,6 +26,7 @@ import asyncio
 import io
 import json
 import os
+import random
 import statistics
 import struct
 import tempfile
@@ -412,30 +413,210 @@ async def cpu_per_request(system: System, session: aiohttp.ClientSession) -> dic
     return out
 
 
+PHASE_S = 1.0  # one phase of an alternating run
+GUARD_S = 0.05  # a phase's first moments, left out of every phase's figures
+LEAD_S = 3.0  # the load generators' start-up, before the first phase
+WARM_ROUNDS = 2  # the first rounds of phases, left out: the generators warming up
+ALTERNATING_S = float(os.environ.get("BENCH_ALTERNATING_S", "180"))  # the paced reads' run
+BOOTSTRAP = 1000
+
+Phase = tuple[int, str, float, float]  # round, name, start, end (`time.perf_counter()`)
+
+
+def schedule(names: list[str], seconds: float, start: float, seed: int = 3) -> list[Phase]:
+    """Phases of `PHASE_S` from `start` for `seconds`: rounds in which each of `names` takes
+    one turn, in an order shuffled for each round."""
+    rng = random.Random(seed)
+    phases: list[Phase] = []
+    for rnd in range(WARM_ROUNDS + max(1, round(seconds / PHASE_S / len(names)))):
+        order = list(names)
+        rng.shuffle(order)
+        for name in order:
+            begin = start + len(phases) * PHASE_S
+            phases.append((rnd, name, begin, begin + PHASE_S))
+    return phases
+
+
+async def alternating(
+    measure: Any, loads: dict[str, Any], seconds: float
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[Phase]]:
+    """A measure's run (`measure(windows)`, blocking: a load generator's child process, each
+    request with its send time, `sent_at`) while the phases in `loads` take turns (`schedule`):
+    each load's generator (`load(windows)`, the same kind, None: nothing) sends within its own
+    phases only. A machine's speed moves over seconds and minutes, so comparing runs made one
+    after the other compares moments as much as loads; phases a second long, interleaved, meet
+    the same moments. Every generator is a process of its own, started before the first phase,
+    so this process does nothing meanwhile. The measure's result, each load's, and the phases;
+    the calls a load leaves in flight at a phase's end run into the next phase's first
+    moments (`GUARD_S`, left out)."""
+    phases = schedule(list(loads), seconds, time.perf_counter() + LEAD_S)
+    whole = [(phases[0][2], phases[-1][3])]
+    names = [name for name, load in loads.items() if load is not None]
+    results = await asyncio.gather(
+        asyncio.to_thread(measure, whole),
+        *(
+            asyncio.to_thread(loads[name], [(s, e) for _, n, s, e in phases if n == name])
+            for name in names
+        ),
+    )
+    return results[0], dict(zip(names, results[1:])), phases
+
+
+def by_phase(result: dict[str, Any], phases: list[Phase], base: str) -> dict[str, Any]:
+    """The requests of an alternating run by phase type: p50, p99 and rate of all its requests
+    together, and the median of its phases' own p99s (each phase's second alone: a stall of
+    the whole machine now and then, seen in every phase type alike, moves the pooled p99 of
+    the type it lands in, the median hardly). Each other type's changes of both against
+    `base`'s, with 90% intervals (a bootstrap over the rounds: the rounds drawn with
+    replacement, `BOOTSTRAP` times)."""
+    latency = np.asarray(result["latencies_ms"])
+    sent = np.asarray(result["sent_at"])
+    order = np.argsort(sent)
+    latency, sent = latency[order], sent[order]
+    parts: dict[str, dict[int, np.ndarray]] = {}
+    seconds: dict[str, float] = {}
+    for rnd, name, start, end in phases:
+        if rnd < WARM_ROUNDS:
+            continue
+        lo, hi = np.searchsorted(sent, [start + GUARD_S, end])
+        if hi > lo:
+            parts.setdefault(name, {})[rnd] = latency[lo:hi]
+            seconds[name] = seconds.get(name, 0.0) + end - start - GUARD_S
+
+    def p(values: np.ndarray, q: float) -> float:
+        return float(np.percentile(values, q, method="inverted_cdf"))
+
+    def pooled_p99(rounds: dict[int, np.ndarray], pick: Any) -> float:
+        return p(np.concatenate([rounds[r] for r in pick]), 99)
+
+    def median_p99(rounds: dict[int, np.ndarray], pick: Any) -> float:
+        return float(np.median([p(rounds[r], 99) for r in pick]))
+
+    out: dict[str, Any] = {}
+    for name, rounds in parts.items():
+        values = np.concatenate(list(rounds.values()))
+        out[name] = {
+            "phases": len(rounds),
+            "requests": len(values),
+            "rps": round(len(values) / seconds[name], 1),
+            "p50_ms": round(p(values, 50), 2),
+            "p99_ms": round(p(values, 99), 2),
+            "phase_p99_median_ms": round(median_p99(rounds, list(rounds)), 2),
+            "phase_p99_max_ms": round(max(p(v, 99) for v in rounds.values()), 2),
+        }
+    rng = np.random.default_rng(0)
+    for name in parts:
+        if name == base:
+            continue
+        common = sorted(set(parts[name]) & set(parts[base]))
+        for key, stat in (("p99", pooled_p99), ("phase_p99_median", median_p99)):
+            draws = []
+            for _ in range(BOOTSTRAP):
+                pick = rng.choice(common, len(common))
+                draws.append(stat(parts[name], pick) / stat(parts[base], pick) - 1)
+            point = out[name][f"{key}_ms"] / out[base][f"{key}_ms"] - 1
+            out[name][f"{key}_change"] = round(point, 3)
+            out[name][f"{key}_change_90"] = [
+                round(float(np.percentile(draws, 5)), 3),
+                round(float(np.percentile(draws, 95)), 3),
+            ]
+    return out
+
+
+async def reads_comparison(
+    system: System,
+    key: str,
+    ids: list[str],
+    similar_in_reads: float,
+    rates: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """The reads' side of `mixed`, on a workspace with `ids` (key `key`): `by_phase` of the
+    saturated run and of the paced one, the similar queries' own latencies in each
+    (`similar_ms`; the search process runs in the idle scheduling class: it takes the CPU the
+    reads leave), and the paced rates (`rates`: reads, similar, control), from the saturated
+    run unless given (to offer another system the same load)."""
+    base = system.base_url
+    headers = {**client_headers(key), "Content-Type": "application/json"}
+    read_urls = [
+        f"{base}/api/v1/ideas?limit=25" if i % 2 == 0 else f"{base}/api/v1/ideas/{ids[i]}"
+        for i in range(len(ids))
+    ]
+    similar_url = f"{base}/api/v1/ideas/similar"
+    similar_bodies = [
+        json.dumps({"title": TEXTS[n % 8] + f" {n}"}).encode() for n in range(len(ids))
+    ]
+    read_one_urls = [f"{base}/api/v1/ideas/{i}" for i in ids]
+    similar_ms: dict[str, list[float]] = {}
+
+    await settle(system)
+    result, loaded, phases = await alternating(
+        lambda windows: loop_run(read_urls, headers, CLIENTS, 0, windows=windows),
+        {
+            "alone": None,
+            "similar": lambda windows: loop_run(
+                [similar_url], headers, 2, 0, "POST", similar_bodies, windows
+            ),
+        },
+        round(ALTERNATING_S / 3),
+    )
+    saturated = by_phase(result, phases, "alone")
+    similar_ms["saturated"] = loaded["similar"]["latencies_ms"]
+    if rates is None:
+        similar_rps = loaded["similar"]["rps"]
+        rates = {
+            "reads": round(saturated["similar"]["rps"] / 2),
+            "similar": round(similar_rps / 2, 1),
+            "control": round(similar_rps / 2 * similar_in_reads, 1),
+        }
+
+    def paced(url: str, rate: float, **kw: Any) -> Any:
+        return lambda windows: paced_run(
+            url, headers, rate, 0, raw=True, windows=windows, warm=4, **kw
+        )
+
+    await settle(system)
+    result, loaded, phases = await alternating(
+        paced(read_urls[0], rates["reads"], paths=read_urls),
+        {
+            "alone": None,
+            "similar": paced(similar_url, rates["similar"], method="POST", bodies=similar_bodies),
+            "control": paced(read_one_urls[0], rates["control"], paths=read_one_urls),
+        },
+        ALTERNATING_S,
+    )
+    similar_ms["paced"] = loaded["similar"]["latencies_ms"]
+    return {
+        "saturated": saturated,
+        "paced": by_phase(result, phases, "alone"),
+        "similar_ms": similar_ms,
+        "rates": rates,
+    }
+
+
 async def mixed(
     system: System, session: aiohttp.ClientSession, similar_in_reads: float
 ) -> dict[str, Any]:
     """Create p50 with and without embeddings; other endpoints' p99 with and without
     similar-query load (a small workspace, so the similar load is the model, not the scan).
-    The paced reads also beside a control load: `GET /ideas/{id}` offered at the similar
-    queries' rate times `similar_in_reads` (the same CPU at the requests' priority, no model):
-    what that much more work costs the reads' p99 on this machine whatever it is.
-    Each twice: from 4 clients as fast as they go (the machine saturated; the similar queries
-    from 2; the reads from a process of their own, `loop_run`, so that reading the similar
-    queries' answers in this process does not delay theirs), and offered at half the rate the busier side (with embeddings, under similar
-    load) reached in the first round (paced, open loop: what a service below its capacity
-    sees; half of the other side's rate left the busier side near its capacity). `ROUNDS`
-    rounds, the two sides of each comparison in turn and their order swapped each round; each
-    side's latencies pooled over the rounds (one 8-second run's p99 rests on a few dozen
-    requests and moves by tens of percent)."""
+
+    Creates: from 4 clients as fast as they go (the machine saturated), then offered at half
+    the rate the side with embeddings reached in the first round (paced, open loop: what a
+    service below its capacity sees). `ROUNDS` rounds, the two sides in turn and their order
+    swapped each round; each side's latencies pooled over the rounds.
+
+    Reads (`GET /ideas?limit=25` and `GET /ideas/{id}`, in turn): one long run each, in which
+    phases of a second take turns (`alternating`): the reads alone, and beside similar
+    queries. Saturated, for a third of `ALTERNATING_S`: the reads from 4 clients as fast as
+    they go, the similar queries from 2. Paced, for `ALTERNATING_S`: the reads offered at half
+    the rate they reached beside similar queries, saturated, and the similar queries at half
+    theirs, with a third phase, the control: `GET /ideas/{id}` offered at the similar queries'
+    rate times `similar_in_reads` (the same CPU at the requests' priority, no model), what
+    that much more work costs the reads' p99 on this machine whatever it is. Every load comes
+    from a process of its own."""
     ws, c, ids = await small_workspace(system, session)
     headers = {**client_headers(ws["key"]), "Content-Type": "application/json"}
     runs: dict[str, list[dict[str, Any]]] = {}
     caught: dict[str, list[float]] = {"saturated": [], "paced": []}
-    similar_calls: dict[str, int] = {"saturated": 0, "paced": 0}
-    # The similar queries' own latencies beside the reads (their model runs in the idle
-    # scheduling class: they take the CPU the reads leave).
-    similar_ms: dict[str, list[float]] = {"saturated": [], "paced": []}
     rates: dict[str, float] = {}
 
     async def create(i: int) -> None:
@@ -449,49 +630,6 @@ async def mixed(
         body = json.dumps({"title": "Paced idea", "summary": "Something to embed"}).encode()
         url = f"{system.base_url}/api/v1/ideas"
         return paced_run(url, headers, rate, SECONDS, method="POST", body=body, raw=True)
-
-    read_urls = [
-        f"{system.base_url}/api/v1/ideas?limit=25"
-        if i % 2 == 0
-        else f"{system.base_url}/api/v1/ideas/{ids[i]}"
-        for i in range(len(ids))
-    ]
-
-    def paced_reads(rate: float) -> dict[str, Any]:
-        return paced_run(read_urls[0], headers, rate, SECONDS, paths=read_urls, raw=True)
-
-    async def similar_query(n: int) -> None:
-        await c.call("POST", "/api/v1/ideas/similar", json={"title": TEXTS[n % 8] + f" {n}"})
-
-    async def read_one(n: int) -> None:
-        await c.call("GET", f"/api/v1/ideas/{ids[n % len(ids)]}")
-
-    async def under_similar_load(
-        measure: Any, rate: float | None, took: list[float], call: Any = similar_query
-    ) -> tuple[Any, int]:
-        """`measure()` while similar queries (or `call`s) run: from 2 clients as fast as they
-        go, or offered at `rate` a second; each call's latency (ms) goes to `took`."""
-        stop = False
-
-        async def background(offset: int, every: float | None) -> int:
-            n, start = 0, time.perf_counter()
-            while not stop:
-                sent = time.perf_counter()
-                await call(n + offset)
-                took.append((time.perf_counter() - sent) * 1000)
-                n += 1
-                if every is not None:
-                    await asyncio.sleep(max(0.0, start + n * every - time.perf_counter()))
-            return n
-
-        every = 2 / rate if rate else None
-        load = [asyncio.create_task(background(k, every)) for k in range(2)]
-        await asyncio.sleep(0.5)  # the load running before the measure starts
-        try:
-            result = await measure()
-        finally:
-            stop = True
-        return result, sum(await asyncio.gather(*load))
 
     async def creates(paced: bool, with_embeddings: bool) -> None:
         name = "create_paced" if paced else "create"
@@ -514,61 +652,36 @@ async def mixed(
                 await caught_up(system, ws["id"], since)
             )
 
-    async def read_load(paced: bool, loaded: bool) -> None:
-        name = "reads_paced" if paced else "reads"
-        name += "_under_similar_load" if loaded else "_alone"
-        if paced:
-            measure = lambda: asyncio.to_thread(paced_reads, rates["reads"])  # noqa: E731
-        else:
-            # From a process of its own, as the paced reads: the similar queries' answers are
-            # read in this process's event loop meanwhile.
-            measure = lambda: asyncio.to_thread(  # noqa: E731
-                loop_run, read_urls, headers, CLIENTS, SECONDS
-            )
-        await settle(system)
-        if loaded:
-            mode = "paced" if paced else "saturated"
-            rate = rates["similar"] if paced else None
-            result, n = await under_similar_load(measure, rate, similar_ms[mode])
-            similar_calls[mode] += n
-        else:
-            result = await measure()
-        runs.setdefault(name, []).append(result)
-
-    async def reads_beside_control() -> None:
-        await settle(system)
-        rate = round(rates["similar"] * similar_in_reads, 1)
-        rates["control"] = rate
-        result, _ = await under_similar_load(
-            lambda: asyncio.to_thread(paced_reads, rates["reads"]), rate, [], read_one
-        )
-        runs.setdefault("reads_paced_beside_control", []).append(result)
-
     for r in range(ROUNDS):
         order = (True, False) if r % 2 == 0 else (False, True)
         for with_embeddings in order:
             await creates(False, with_embeddings)
-        # The paced rates: half what the busier side reached in the first round (with
-        # embeddings / under similar load), so that both sides run at most half loaded.
         rates.setdefault("create", round(runs["create_with_embeddings"][0]["rps"] / 2))
         for with_embeddings in order:
             await creates(True, with_embeddings)
-        for loaded in order:
-            await read_load(False, loaded)
-        rates.setdefault("reads", round(runs["reads_under_similar_load"][0]["rps"] / 2))
-        # The similar queries offered at half the rate they reached beside saturating reads.
-        rates.setdefault("similar", round(similar_calls["saturated"] / SECONDS / 2, 1))
-        sides = [lambda: read_load(True, False), lambda: read_load(True, True)]
-        sides.append(reads_beside_control)
-        for side in sides[r % 3 :] + sides[: r % 3]:  # each side first in one round
-            await side()
-
     out: dict[str, Any] = {name: pooled(results) for name, results in runs.items()}
+
+    reads = await reads_comparison(system, ws["key"], ids, similar_in_reads)
+    saturated, paced, similar_ms = reads["saturated"], reads["paced"], reads["similar_ms"]
+    rates.update(reads["rates"])
+
     out["rounds"] = ROUNDS
+    out["alternating"] = {
+        "phase_s": PHASE_S,
+        "guard_s": GUARD_S,
+        "saturated_s": round(ALTERNATING_S / 3),
+        "warm_rounds": WARM_ROUNDS,
+    }
+    out["alternating"]["paced_s"] = ALTERNATING_S
+    out["reads_alone"] = saturated["alone"]
+    out["reads_under_similar_load"] = saturated["similar"]
+    out["reads_paced_alone"] = paced["alone"]
+    out["reads_paced_under_similar_load"] = paced["similar"]
+    out["reads_paced_beside_control"] = paced["control"]
     out["embeddings_caught_up_s"] = max(caught["saturated"])
     out["paced_embeddings_caught_up_s"] = max(caught["paced"])
-    out["similar_calls_meanwhile"] = similar_calls["saturated"]
-    out["similar_calls_meanwhile_paced"] = similar_calls["paced"]
+    out["similar_calls_meanwhile"] = len(similar_ms["saturated"])
+    out["similar_calls_meanwhile_paced"] = len(similar_ms["paced"])
     out["similar_paced_rate"] = rates["similar"]
     for mode, took in similar_ms.items():
         out[f"similar_beside_reads_{mode}"] = {
@@ -580,25 +693,19 @@ async def mixed(
     out["similar_in_reads"] = similar_in_reads
     out["create_paced_rate"] = rates["create"]
     out["reads_paced_rate"] = rates["reads"]
-    for name, changed, base, q in (
-        ("create_p50_slowdown", "create_with_embeddings", "create_without_embeddings", "p50_ms"),
+    for name, changed, base in (
+        ("create_p50_slowdown", "create_with_embeddings", "create_without_embeddings"),
         (
             "create_paced_p50_slowdown",
             "create_paced_with_embeddings",
             "create_paced_without_embeddings",
-            "p50_ms",
-        ),
-        ("reads_p99_change", "reads_under_similar_load", "reads_alone", "p99_ms"),
-        ("reads_paced_p99_change", "reads_paced_under_similar_load", "reads_paced_alone", "p99_ms"),
-        (
-            "reads_paced_control_p99_change",
-            "reads_paced_beside_control",
-            "reads_paced_alone",
-            "p99_ms",
         ),
     ):
-        b = out[base][q]
-        out[name] = round(out[changed][q] / b - 1, 3) if b else None
+        b = out[base]["p50_ms"]
+        out[name] = round(out[changed]["p50_ms"] / b - 1, 3) if b else None
+    out["reads_p99_change"] = saturated["similar"]["p99_change"]
+    out["reads_paced_p99_change"] = paced["similar"]["p99_change"]
+    out["reads_paced_control_p99_change"] = paced["control"]["p99_change"]
     return out
 
 
@@ -656,8 +763,45 @@ async def main() -> dict[str, Any]:
         for n in SIZES:
             results["sizes"].append(await size_run(system, session, n))
             write(results)  # each size as soon as it is measured
+    if baseline:
+        results["reads_before"] = await reads_before(baseline, results["mixed"])
+        write(results)
     print(json.dumps(results, indent=2))
     return results
+
+
+async def reads_before(baseline: str, after: dict[str, Any]) -> dict[str, Any]:
+    """`reads_comparison` of commit `baseline`'s code on a system of its own, offered the same
+    paced load as this tree's in `mixed` (`after`)."""
+    from bench.webhooks import source_tree
+
+    rates = {
+        "reads": after["reads_paced_rate"],
+        "similar": after["similar_paced_rate"],
+        "control": after["control_paced_rate"],
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        url = await asyncio.to_thread(create_database)
+        system = await start_system(url, source_tree(baseline, tmp))
+        try:
+            async with aiohttp.ClientSession() as session:
+                ws, _, ids = await small_workspace(system, session)
+                reads = await reads_comparison(
+                    system, ws["key"], ids, after["similar_in_reads"], rates
+                )
+        finally:
+            await stop_system(system)
+            await asyncio.to_thread(drop_database, url)
+    out: dict[str, Any] = {"baseline": baseline, "rates": rates}
+    for mode in ("saturated", "paced"):
+        out[mode] = reads[mode]
+        took = reads["similar_ms"][mode]
+        out[f"similar_beside_reads_{mode}"] = {
+            "p50_ms": round(percentile(took, 50), 2),
+            "p99_ms": round(percentile(took, 99), 2),
+            "requests": len(took),
+        }
+    return out
 
 
 def write(results: dict[str, Any]) -> None:
@@ -699,11 +843,16 @@ def markdown(r: dict[str, Any]) -> str:
         f"{rec['tenth_cosine_tight']}), {rec['recall_at_10_loose']} in loose ones "
         f"({rec['tenth_cosine_loose']}).",
         "",
-        f"The comparisons: {m['rounds']} rounds, the two sides of each in turn; each side's "
-        "latencies pooled over the rounds.",
+        f"Creates: {m['rounds']} rounds, the two sides in turn; each side's latencies pooled "
+        "over the rounds. Reads: one run each, saturated "
+        f"({m['alternating']['saturated_s']} s) and paced ({m['alternating']['paced_s']} s), "
+        f"in which phases of {m['alternating']['phase_s']} s take turns in a shuffled order "
+        f"(the first {m['alternating']['guard_s'] * 1000:.0f} ms of each left out); the "
+        "p99 changes with a 90% interval, a bootstrap over the rounds of phases.",
         "",
-        "| load | p50 ms | p99 ms | rps |",
-        "|---|---|---|---|",
+        "| load | p50 ms | p99 ms | rps | p99 vs alone (90% interval) | phases' p99, median"
+        " ms | the same vs alone (90% interval) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name in (
         "create_with_embeddings",
@@ -717,7 +866,17 @@ def markdown(r: dict[str, Any]) -> str:
         "reads_paced_beside_control",
     ):
         x = m[name]
-        lines.append(f"| {name} | {x['p50_ms']} | {x['p99_ms']} | {x['rps']} |")
+
+        def change(key: str) -> str:
+            if f"{key}_change" not in x:
+                return ""
+            lo, hi = x[f"{key}_change_90"]
+            return f"{x[f'{key}_change']:+.1%} ({lo:+.1%} to {hi:+.1%})"
+
+        lines.append(
+            f"| {name} | {x['p50_ms']} | {x['p99_ms']} | {x['rps']} | {change('p99')} | "
+            f"{x.get('phase_p99_median_ms', '')} | {change('phase_p99_median')} |"
+        )
     lines += [
         "",
         "Saturated (4 clients as fast as they go): create p50 with embeddings vs without "
@@ -726,8 +885,8 @@ def markdown(r: dict[str, Any]) -> str:
         f"alone {m['reads_p99_change']:+.1%} ({m['similar_calls_meanwhile']} similar calls "
         "meanwhile).",
         "",
-        f"Paced at half the busier side's rates ({m['create_paced_rate']} creates, "
-        f"{m['reads_paced_rate']} reads a second): create p50 with embeddings vs without "
+        f"Paced ({m['create_paced_rate']} creates, {m['reads_paced_rate']} reads a second): "
+        "create p50 with embeddings vs without "
         f"{m['create_paced_p50_slowdown']:+.1%} (caught up {m['paced_embeddings_caught_up_s']}"
         f" s after); reads p99 under similar load vs alone {m['reads_paced_p99_change']:+.1%}"
         f" ({m['similar_calls_meanwhile_paced']} similar calls meanwhile, offered at "
@@ -747,6 +906,30 @@ def markdown(r: dict[str, Any]) -> str:
         + ".",
         "",
     ]
+    if rb := r.get("reads_before"):
+        lines += [
+            f"Before and after (`BENCH_BASELINE={rb['baseline']}`'s code on a system of its "
+            "own after this tree's, the same paced rates): the reads' p99 beside similar "
+            "queries vs alone, pooled / the phases' median, with 90% intervals.",
+            "",
+            "| run | code | pooled p99 | phases' p99, median | similar queries p50 / p99 ms |",
+            "|---|---|---|---|---|",
+        ]
+        for mode, label in (("saturated", "reads_under_similar_load"), ("paced", None)):
+            after_x = m[label] if label else m["reads_paced_under_similar_load"]
+            for code, x, sim in (
+                ("before", rb[mode]["similar"], rb[f"similar_beside_reads_{mode}"]),
+                ("after", after_x, m[f"similar_beside_reads_{mode}"]),
+            ):
+                cells = []
+                for key in ("p99", "phase_p99_median"):
+                    lo, hi = x[f"{key}_change_90"]
+                    cells.append(f"{x[f'{key}_change']:+.1%} ({lo:+.1%} to {hi:+.1%})")
+                lines.append(
+                    f"| {mode} | {code} | {cells[0]} | {cells[1]} | "
+                    f"{sim['p50_ms']} / {sim['p99_ms']} |"
+                )
+        lines.append("")
     if ba := r.get("cpu_before_after"):
         lines += [
             f"Before and after, one run (`BENCH_BASELINE={ba['baseline']}`, {ba['rounds']} "

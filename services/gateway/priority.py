@@ -1,11 +1,12 @@
 """Two priorities for forwarded requests (docs/gateway.md#priorities).
 
 A route declared `low_priority` (the similar-ideas searches) is forwarded when this gateway
-process forwards no other request and has started none for `QUIET_S`, or once it has waited
-`LOW_PRIORITY_WAIT_MS`: the work it
-sets off downstream (its service, PostgreSQL) then takes the CPU the other requests leave,
-as its service's process does on its own (the search process runs in the idle scheduling
-class). Exports do not count as others: they stream for minutes.
+process forwards nothing else and is not loaded: no other request in flight, none started
+for `QUIET_S`, and fewer than `BUSY_LOAD` in flight on average over about the last
+`LOAD_WINDOW_S`; or once it has waited `LOW_PRIORITY_WAIT_MS`. The work it sets off
+downstream (its service, PostgreSQL) then takes the CPU the other requests leave, as its
+service's process does on its own (the search process runs in the idle scheduling class).
+Exports do not count as others: they stream for minutes.
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ from prometheus_client import Histogram
 # 1,200 reads a second through one gateway leave gaps of a millisecond or less, as many as
 # there are reads), a gap of two milliseconds is.
 QUIET_S = 0.002
+# The load: the number of other requests in flight, averaged over time (an exponential
+# average with this time constant). A gateway whose clients keep BUSY_LOAD or more requests
+# in flight on average is at its capacity, or its services are: its rare quiet moments are
+# then its clients' round trips, not room to spare, and a similar query that takes one
+# takes the others' capacity (measured: docs/similar.md#benchmark). Below capacity, requests
+# come and go and the load stays about rate x latency: 600 reads a second of 2 ms, 1.2.
+LOAD_WINDOW_S = 0.1
+BUSY_LOAD = 2.0
+RECHECK_S = 0.005  # how often a waiting request looks again while the gateway is loaded
 
 WAITED = Histogram(
     "ims_gateway_low_priority_wait_seconds",
@@ -34,24 +44,40 @@ WAITED = Histogram(
 
 
 class Priorities:
-    """The count of normal-priority requests in flight, and the low-priority ones' turns."""
+    """The normal-priority requests in flight (now and on average), and the low-priority
+    ones' turns."""
 
-    def __init__(self, max_wait_s: float, quiet_s: float = QUIET_S) -> None:
-        self.max_wait_s, self.quiet_s = max_wait_s, quiet_s
+    def __init__(
+        self, max_wait_s: float, quiet_s: float = QUIET_S, busy_load: float = BUSY_LOAD
+    ) -> None:
+        self.max_wait_s, self.quiet_s, self.busy_load = max_wait_s, quiet_s, busy_load
         self.in_flight = 0
         self.last_start = -math.inf  # when the last normal-priority request started
+        self._average, self._since = 0.0, time.monotonic()
         self._idle = asyncio.Event()
         self._idle.set()
+
+    def load(self) -> float:
+        """The mean number of normal-priority requests in flight over about the last
+        `LOAD_WINDOW_S` (the count is constant between two changes, so the average follows
+        it exactly: x + (average - x) * e^(-dt / window))."""
+        now = time.monotonic()
+        decay = math.exp(-(now - self._since) / LOAD_WINDOW_S)
+        self._average = self.in_flight + (self._average - self.in_flight) * decay
+        self._since = now
+        return self._average
 
     @contextmanager
     def normal(self) -> Iterator[None]:
         """A normal-priority request in flight (its forwarding and relaying)."""
+        self.load()  # the average up to now, at the count before this request
         self.in_flight += 1
         self.last_start = time.monotonic()
         self._idle.clear()
         try:
             yield
         finally:
+            self.load()
             self.in_flight -= 1
             if not self.in_flight:
                 self._idle.set()
@@ -59,19 +85,29 @@ class Priorities:
     def quiet(self) -> bool:
         return not self.in_flight and time.monotonic() - self.last_start >= self.quiet_s
 
+    def free(self) -> bool:
+        """Quiet, and not loaded."""
+        return self.quiet() and self.load() < self.busy_load
+
     async def low(self) -> None:
-        """A low-priority request's turn: once nothing else is in flight and nothing else
-        started for `quiet_s`, or after `max_wait_s`, whichever comes first."""
-        if self.quiet():
+        """A low-priority request's turn: once the gateway is free (`free`), or after
+        `max_wait_s`, whichever comes first."""
+        if self.free():
             WAITED.labels("quiet").observe(0.0)
             return
         started = time.monotonic()
         outcome = "quiet"
         try:  # not wait_for: it can swallow a cancellation on 3.11
             async with asyncio.timeout(self.max_wait_s):
-                while not self.quiet():
+                while True:
                     await self._idle.wait()
-                    await asyncio.sleep(max(0.0, self.last_start + self.quiet_s - time.monotonic()))
+                    delay = self.last_start + self.quiet_s - time.monotonic()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                    elif self.load() < self.busy_load:
+                        break  # nothing in flight (the event is set), quiet and not loaded
+                    else:
+                        await asyncio.sleep(RECHECK_S)
         except TimeoutError:
             outcome = "capped"
         WAITED.labels(outcome).observe(time.monotonic() - started)

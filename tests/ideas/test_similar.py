@@ -530,6 +530,47 @@ async def test_similar_routes_are_served_by_the_search_process_in_the_idle_class
             assert r.status == status, (base, await r.text())
 
 
+async def low_priority_waits(system: Any, http: Any) -> dict[str, tuple[float, float]]:
+    """`ims_gateway_low_priority_wait_seconds` by outcome: (count, sum of seconds)."""
+    import re
+
+    async with http.get(system.metrics_url("gateway") + "/metrics") as r:
+        text = await r.text()
+    found: dict[str, tuple[float, float]] = {}
+    for outcome in ("quiet", "capped"):
+        count = re.search(
+            rf'ims_gateway_low_priority_wait_seconds_count\{{outcome="{outcome}"\}} (\S+)', text
+        )
+        total = re.search(
+            rf'ims_gateway_low_priority_wait_seconds_sum\{{outcome="{outcome}"\}} (\S+)', text
+        )
+        found[outcome] = (
+            float(count.group(1)) if count else 0.0,
+            float(total.group(1)) if total else 0.0,
+        )
+    return found
+
+
+async def held_reads(api: Api, system: Any, count: int, seconds: float) -> None:
+    """`count` customers reads in flight at once through the gateway for `seconds` (held by a
+    table lock), then let go; returns once they have answered."""
+    import psycopg2
+
+    conn = psycopg2.connect(system.database_url)
+    try:
+        with conn.cursor() as cur:  # the reads block until the rollback below
+            cur.execute("LOCK TABLE customers.customers IN ACCESS EXCLUSIVE MODE")
+        reads = [
+            asyncio.ensure_future(api.get("/api/v1/customers", check=False)) for _ in range(count)
+        ]
+        await asyncio.sleep(seconds)
+        assert not any(read.done() for read in reads), "the reads were held"
+    finally:
+        conn.rollback()
+        conn.close()
+    assert all(r.status == 200 for r in await asyncio.gather(*reads))
+
+
 async def test_a_similar_query_waits_its_turn_behind_other_requests(
     api: Api, system: Any, http: Any
 ) -> None:
@@ -537,24 +578,15 @@ async def test_a_similar_query_waits_its_turn_behind_other_requests(
     forwards another request, the similar query waits for it to end, at most
     LOW_PRIORITY_WAIT_MS (100 ms), then goes (docs/gateway.md#priorities); the waits show in
     `ims_gateway_low_priority_wait_seconds` by outcome."""
-    import re
     import time
 
     import psycopg2
 
-    async def waits() -> dict[str, float]:
-        async with http.get(system.metrics_url("gateway") + "/metrics") as r:
-            text = await r.text()
-        found = re.findall(
-            r'ims_gateway_low_priority_wait_seconds_count\{outcome="(\w+)"\} (\S+)', text
-        )
-        return {outcome: float(n) for outcome, n in found}
-
-    before = await waits()
+    before = await low_priority_waits(system, http)
     assert await similar_to(api, "Dark mode for the dashboard") is not None
-    quiet = await waits()
-    assert quiet.get("quiet", 0) == before.get("quiet", 0) + 1
-    assert quiet.get("capped", 0) == before.get("capped", 0)
+    quiet = await low_priority_waits(system, http)
+    assert quiet["quiet"][0] == before["quiet"][0] + 1
+    assert quiet["capped"][0] == before["capped"][0]
     conn = psycopg2.connect(system.database_url)
     try:
         with conn.cursor() as cur:  # a customers read blocks until the rollback below
@@ -570,5 +602,23 @@ async def test_a_similar_query_waits_its_turn_behind_other_requests(
         conn.rollback()
         conn.close()
     assert (await read).status == 200
-    capped = await waits()
-    assert capped.get("capped", 0) == quiet.get("capped", 0) + 1
+    capped = await low_priority_waits(system, http)
+    assert capped["capped"][0] == quiet["capped"][0] + 1
+
+
+async def test_a_similar_query_waits_while_the_gateway_has_been_loaded(
+    api: Api, system: Any, http: Any
+) -> None:
+    """Nothing in flight is not enough when the moment before was loaded: after half a second
+    with 4 requests in flight at once, a similar query sent as soon as they have answered
+    waits until the gateway's load (the mean number in flight over about the last 100 ms)
+    falls under 2, about 70 ms after they ended, not the 2 ms of quiet alone
+    (docs/gateway.md#priorities); it counts as `quiet`, not `capped`."""
+    before = await low_priority_waits(system, http)
+    await held_reads(api, system, 4, 0.5)
+    assert await similar_to(api, "Dark mode for the dashboard") is not None
+    after = await low_priority_waits(system, http)
+    assert after["quiet"][0] == before["quiet"][0] + 1
+    assert after["capped"][0] == before["capped"][0]
+    waited = after["quiet"][1] - before["quiet"][1]
+    assert waited >= 0.02, f"the similar query went after {waited * 1000:.1f} ms"
