@@ -419,6 +419,10 @@ LEAD_S = 3.0  # the load generators' start-up, before the first phase
 WARM_ROUNDS = 2  # the first rounds of phases, left out: the generators warming up
 ALTERNATING_S = float(os.environ.get("BENCH_ALTERNATING_S", "180"))  # the paced reads' run
 BOOTSTRAP = 1000
+# The paced similar queries' rate, a share of the paced reads': not what they reached beside
+# the saturated reads, which is the gateway's turn for them (docs/gateway.md#priorities)
+# more than the load a service sees.
+SIMILAR_SHARE = float(os.environ.get("BENCH_SIMILAR_SHARE", "0.1"))
 
 Phase = tuple[int, str, float, float]  # round, name, start, end (`time.perf_counter()`)
 
@@ -562,11 +566,12 @@ async def reads_comparison(
     saturated = by_phase(result, phases, "alone")
     similar_ms["saturated"] = loaded["similar"]["latencies_ms"]
     if rates is None:
-        similar_rps = loaded["similar"]["rps"]
+        reads_rps = round(saturated["similar"]["rps"] / 2)
+        similar_rps = round(reads_rps * SIMILAR_SHARE, 1)
         rates = {
-            "reads": round(saturated["similar"]["rps"] / 2),
-            "similar": round(similar_rps / 2, 1),
-            "control": round(similar_rps / 2 * similar_in_reads, 1),
+            "reads": reads_rps,
+            "similar": similar_rps,
+            "control": round(similar_rps * similar_in_reads, 1),
         }
 
     def paced(url: str, rate: float, **kw: Any) -> Any:
@@ -608,8 +613,8 @@ async def mixed(
     phases of a second take turns (`alternating`): the reads alone, and beside similar
     queries. Saturated, for a third of `ALTERNATING_S`: the reads from 4 clients as fast as
     they go, the similar queries from 2. Paced, for `ALTERNATING_S`: the reads offered at half
-    the rate they reached beside similar queries, saturated, and the similar queries at half
-    theirs, with a third phase, the control: `GET /ideas/{id}` offered at the similar queries'
+    the rate they reached beside similar queries, saturated, and the similar queries at
+    `SIMILAR_SHARE` of that, with a third phase, the control: `GET /ideas/{id}` offered at the similar queries'
     rate times `similar_in_reads` (the same CPU at the requests' priority, no model), what
     that much more work costs the reads' p99 on this machine whatever it is. Every load comes
     from a process of its own."""
