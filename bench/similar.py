@@ -536,7 +536,7 @@ async def reads_comparison(
 ) -> dict[str, Any]:
     """The reads' side of `mixed`, on a workspace with `ids` (key `key`): `by_phase` of the
     saturated run and of the paced one, the similar queries' own latencies in each
-    (`similar_ms`; the search process runs in the idle scheduling class: it takes the CPU the
+    (`similar_beside_reads`, p50, p99 and count; the search process runs in the idle scheduling class: it takes the CPU the
     reads leave), and the paced rates (`rates`: reads, similar, control), from the saturated
     run unless given (to offer another system the same load)."""
     base = system.base_url
@@ -593,7 +593,14 @@ async def reads_comparison(
     return {
         "saturated": saturated,
         "paced": by_phase(result, phases, "alone"),
-        "similar_ms": similar_ms,
+        "similar_beside_reads": {
+            mode: {
+                "p50_ms": round(percentile(took, 50), 2),
+                "p99_ms": round(percentile(took, 99), 2),
+                "requests": len(took),
+            }
+            for mode, took in similar_ms.items()
+        },
         "rates": rates,
     }
 
@@ -667,7 +674,7 @@ async def mixed(
     out: dict[str, Any] = {name: pooled(results) for name, results in runs.items()}
 
     reads = await reads_comparison(system, ws["key"], ids, similar_in_reads)
-    saturated, paced, similar_ms = reads["saturated"], reads["paced"], reads["similar_ms"]
+    saturated, paced = reads["saturated"], reads["paced"]
     rates.update(reads["rates"])
 
     out["rounds"] = ROUNDS
@@ -685,15 +692,12 @@ async def mixed(
     out["reads_paced_beside_control"] = paced["control"]
     out["embeddings_caught_up_s"] = max(caught["saturated"])
     out["paced_embeddings_caught_up_s"] = max(caught["paced"])
-    out["similar_calls_meanwhile"] = len(similar_ms["saturated"])
-    out["similar_calls_meanwhile_paced"] = len(similar_ms["paced"])
+    beside = reads["similar_beside_reads"]
+    out["similar_calls_meanwhile"] = beside["saturated"]["requests"]
+    out["similar_calls_meanwhile_paced"] = beside["paced"]["requests"]
     out["similar_paced_rate"] = rates["similar"]
-    for mode, took in similar_ms.items():
-        out[f"similar_beside_reads_{mode}"] = {
-            "p50_ms": round(percentile(took, 50), 2),
-            "p99_ms": round(percentile(took, 99), 2),
-            "requests": len(took),
-        }
+    for mode, summary in beside.items():
+        out[f"similar_beside_reads_{mode}"] = summary
     out["control_paced_rate"] = rates["control"]
     out["similar_in_reads"] = similar_in_reads
     out["create_paced_rate"] = rates["create"]
@@ -803,12 +807,7 @@ async def reads_before(baseline: str, after: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"baseline": baseline, "rates": rates}
     for mode in ("saturated", "paced"):
         out[mode] = reads[mode]
-        took = reads["similar_ms"][mode]
-        out[f"similar_beside_reads_{mode}"] = {
-            "p50_ms": round(percentile(took, 50), 2),
-            "p99_ms": round(percentile(took, 99), 2),
-            "requests": len(took),
-        }
+        out[f"similar_beside_reads_{mode}"] = reads["similar_beside_reads"][mode]
     return out
 
 

@@ -73,8 +73,8 @@ class Route:
     success_status: int = 200
     plan_gated: bool = False  # starter workspaces get 403 plan_required
     export: bool = False  # counts in the hourly export window
-    # Forwarded when the gateway forwards nothing else, or after LOW_PRIORITY_WAIT_MS
-    # (docs/gateway.md#priorities).
+    # Forwarded when the gateway forwards nothing else and is not loaded, or after
+    # LOW_PRIORITY_WAIT_MS (docs/gateway.md#priorities).
     low_priority: bool = False
     automation: bool = False  # automation API: errors per its rules
     tags: tuple[str, ...] = ()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from tests.support.api import Api, Workspace
@@ -536,24 +538,21 @@ async def low_priority_waits(system: Any, http: Any) -> dict[str, tuple[float, f
 
     async with http.get(system.metrics_url("gateway") + "/metrics") as r:
         text = await r.text()
-    found: dict[str, tuple[float, float]] = {}
-    for outcome in ("quiet", "capped"):
-        count = re.search(
-            rf'ims_gateway_low_priority_wait_seconds_count\{{outcome="{outcome}"\}} (\S+)', text
+
+    def value(outcome: str, part: str) -> float:
+        found = re.search(
+            rf'ims_gateway_low_priority_wait_seconds_{part}\{{outcome="{outcome}"\}} (\S+)', text
         )
-        total = re.search(
-            rf'ims_gateway_low_priority_wait_seconds_sum\{{outcome="{outcome}"\}} (\S+)', text
-        )
-        found[outcome] = (
-            float(count.group(1)) if count else 0.0,
-            float(total.group(1)) if total else 0.0,
-        )
-    return found
+        return float(found.group(1)) if found else 0.0
+
+    return {o: (value(o, "count"), value(o, "sum")) for o in ("quiet", "capped")}
 
 
-async def held_reads(api: Api, system: Any, count: int, seconds: float) -> None:
-    """`count` customers reads in flight at once through the gateway for `seconds` (held by a
-    table lock), then let go; returns once they have answered."""
+@asynccontextmanager
+async def held_reads(api: Api, system: Any, count: int) -> AsyncIterator[list[Any]]:
+    """`count` customers reads in flight at once through the gateway, held by a table lock
+    for half a second and while the block runs, then let go; they have answered (200) when it
+    ends."""
     import psycopg2
 
     conn = psycopg2.connect(system.database_url)
@@ -563,8 +562,9 @@ async def held_reads(api: Api, system: Any, count: int, seconds: float) -> None:
         reads = [
             asyncio.ensure_future(api.get("/api/v1/customers", check=False)) for _ in range(count)
         ]
-        await asyncio.sleep(seconds)
+        await asyncio.sleep(0.5)
         assert not any(read.done() for read in reads), "the reads were held"
+        yield reads
     finally:
         conn.rollback()
         conn.close()
@@ -580,28 +580,17 @@ async def test_a_similar_query_waits_its_turn_behind_other_requests(
     `ims_gateway_low_priority_wait_seconds` by outcome."""
     import time
 
-    import psycopg2
-
     before = await low_priority_waits(system, http)
     assert await similar_to(api, "Dark mode for the dashboard") is not None
     quiet = await low_priority_waits(system, http)
     assert quiet["quiet"][0] == before["quiet"][0] + 1
     assert quiet["capped"][0] == before["capped"][0]
-    conn = psycopg2.connect(system.database_url)
-    try:
-        with conn.cursor() as cur:  # a customers read blocks until the rollback below
-            cur.execute("LOCK TABLE customers.customers IN ACCESS EXCLUSIVE MODE")
-        read = asyncio.ensure_future(api.get("/api/v1/customers", check=False))
-        await asyncio.sleep(0.5)  # the read is in flight, held by the lock
+    async with held_reads(api, system, 1) as reads:
         started = time.monotonic()
         r = await api.post(f"{I}/similar", json={"title": "Dark mode for the dashboard"})
         took = time.monotonic() - started
-        assert r.status == 200 and not read.done(), "the similar query waited for the read"
+        assert r.status == 200 and not reads[0].done(), "the similar query waited for the read"
         assert took >= 0.095, f"the similar query went at once ({took:.3f} s)"
-    finally:
-        conn.rollback()
-        conn.close()
-    assert (await read).status == 200
     capped = await low_priority_waits(system, http)
     assert capped["capped"][0] == quiet["capped"][0] + 1
 
@@ -615,7 +604,8 @@ async def test_a_similar_query_waits_while_the_gateway_has_been_loaded(
     falls under 2, about 70 ms after they ended, not the 2 ms of quiet alone
     (docs/gateway.md#priorities); it counts as `quiet`, not `capped`."""
     before = await low_priority_waits(system, http)
-    await held_reads(api, system, 4, 0.5)
+    async with held_reads(api, system, 4):
+        pass
     assert await similar_to(api, "Dark mode for the dashboard") is not None
     after = await low_priority_waits(system, http)
     assert after["quiet"][0] == before["quiet"][0] + 1

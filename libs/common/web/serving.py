@@ -28,8 +28,9 @@ def freeze_startup_objects() -> int:
     """Take what the process allocated to start (modules, the app, its pools and models) out
     of the cyclic garbage collector's scans (`gc.freeze`): a full collection walks every
     tracked object, and over a started service's few hundred thousand it stopped the
-    process for 30 to 150 ms, in the middle of whatever requests were in flight (docs/performance.md#garbage-collection).
-    Garbage is collected first, so none is kept for good. How many objects were frozen."""
+    process for 30 to 150 ms, in the middle of whatever requests were in flight
+    (docs/performance.md#garbage-collection). Garbage is collected first, so none is kept
+    for good. How many objects were frozen."""
     gc.collect()
     gc.freeze()
     count = gc.get_freeze_count()
