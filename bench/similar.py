@@ -27,6 +27,7 @@ import io
 import json
 import os
 import random
+import re
 import statistics
 import struct
 import tempfile
@@ -417,7 +418,7 @@ PHASE_S = 1.0  # one phase of an alternating run
 GUARD_S = 0.05  # a phase's first moments, left out of every phase's figures
 LEAD_S = 3.0  # the load generators' start-up, before the first phase
 WARM_ROUNDS = 2  # the first rounds of phases, left out: the generators warming up
-ALTERNATING_S = float(os.environ.get("BENCH_ALTERNATING_S", "180"))  # the paced reads' run
+ALTERNATING_S = float(os.environ.get("BENCH_ALTERNATING_S", "360"))  # the paced reads' run
 BOOTSTRAP = 1000
 # The paced similar queries' rate, a share of the paced reads': not what they reached beside
 # the saturated reads, which is the gateway's turn for them (docs/gateway.md#priorities)
@@ -527,6 +528,42 @@ def by_phase(result: dict[str, Any], phases: list[Phase], base: str) -> dict[str
     return out
 
 
+async def loop_lateness(system: System) -> dict[str, int]:
+    """Each part's count so far of event-loop wake-ups at least 10 ms late
+    (`ims_event_loop_lag_seconds`, docs/running.md#event-loop-lag); a tree without the
+    metric has no parts."""
+    out: dict[str, int] = {}
+    async with aiohttp.ClientSession() as session:
+        for svc, ports in system.ports.items():
+            for i in range(len(ports)):
+                try:
+                    async with session.get(system.metrics_url(svc, i) + "/metrics") as r:
+                        text = await r.text()
+                except aiohttp.ClientError:
+                    continue
+                total = re.search(r"^ims_event_loop_lag_seconds_count (\S+)$", text, re.M)
+                under = re.search(
+                    r'^ims_event_loop_lag_seconds_bucket\{le="0.01"\} (\S+)$', text, re.M
+                )
+                if total and under:
+                    late = int(float(total.group(1)) - float(under.group(1)))
+                    out[svc] = out.get(svc, 0) + late
+    return out
+
+
+def stalls(result: dict[str, Any], lateness: dict[str, int]) -> dict[str, Any]:
+    """Where a run's tail could have come from besides the load: its generator's own
+    lateness (sends late by 5 ms or more, its loop's stalls of 5 ms or more and the longest)
+    and each process's loop wake-ups 10 ms late or more (`lateness`)."""
+    own = [late for _, late in result.get("stalls", [])]
+    return {
+        "generator_late_sends": result.get("late_starts", 0),
+        "generator_stalls": len(own),
+        "generator_longest_stall_ms": round(max(own, default=0.0) * 1000, 1),
+        "service_loops_late_10ms": lateness,
+    }
+
+
 async def reads_comparison(
     system: System,
     key: str,
@@ -580,6 +617,7 @@ async def reads_comparison(
         )
 
     await settle(system)
+    lateness = await loop_lateness(system)
     result, loaded, phases = await alternating(
         paced(read_urls[0], rates["reads"], paths=read_urls),
         {
@@ -590,9 +628,11 @@ async def reads_comparison(
         ALTERNATING_S,
     )
     similar_ms["paced"] = loaded["similar"]["latencies_ms"]
+    after = await loop_lateness(system)
     return {
         "saturated": saturated,
         "paced": by_phase(result, phases, "alone"),
+        "paced_stalls": stalls(result, {k: v - lateness.get(k, 0) for k, v in after.items()}),
         "similar_beside_reads": {
             mode: {
                 "p50_ms": round(percentile(took, 50), 2),
@@ -715,6 +755,7 @@ async def mixed(
     out["reads_p99_change"] = saturated["similar"]["p99_change"]
     out["reads_paced_p99_change"] = paced["similar"]["p99_change"]
     out["reads_paced_control_p99_change"] = paced["control"]["p99_change"]
+    out["paced_stalls"] = reads["paced_stalls"]
     return out
 
 
@@ -808,6 +849,7 @@ async def reads_before(baseline: str, after: dict[str, Any]) -> dict[str, Any]:
     for mode in ("saturated", "paced"):
         out[mode] = reads[mode]
         out[f"similar_beside_reads_{mode}"] = reads["similar_beside_reads"][mode]
+    out["paced_stalls"] = reads["paced_stalls"]
     return out
 
 
@@ -904,6 +946,25 @@ def markdown(r: dict[str, Any]) -> str:
         "CPU at the requests' priority in reads, measured below; no model): reads p99 vs alone "
         f"{m['reads_paced_control_p99_change']:+.1%}.",
         "",
+        *(
+            [
+                "Besides the loads, in the paced run: the reads' generator sent "
+                f"{st['generator_late_sends']} requests 5 ms or more late and its loop "
+                f"stalled {st['generator_stalls']} times for 5 ms or more (longest "
+                f"{st['generator_longest_stall_ms']} ms); the services' event loops woke 10 ms "
+                "or more late "
+                + (
+                    ", ".join(
+                        f"{n} times ({svc})" for svc, n in st["service_loops_late_10ms"].items()
+                    )
+                    or "never"
+                )
+                + " (docs/running.md#event-loop-lag).",
+                "",
+            ]
+            if (st := m.get("paced_stalls"))
+            else []
+        ),
         "The similar queries' own latency beside the reads, p50 / p99 ms: "
         + "; ".join(
             f"{mode} {s['p50_ms']} / {s['p99_ms']} ({s['requests']} calls)"

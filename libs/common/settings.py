@@ -174,6 +174,9 @@ class Settings:
     db_idle_tx_timeout_s: float | None = None
     retention_days: float = 30.0
     retention_interval_s: float = 3600.0
+    # A stretch in which the event loop ran nothing else, at least this long, is logged
+    # (`event_loop_blocked`); every stretch is counted in `ims_event_loop_lag_seconds`.
+    loop_blocked_log_ms: float = 100.0
 
     @property
     def internal_token(self) -> str:
@@ -263,6 +266,7 @@ class Settings:
             db_idle_tx_timeout_s=env_float(e, "DB_IDLE_TX_TIMEOUT_S", 0.0) or None,
             retention_days=env_float(e, "RETENTION_DAYS", 30.0),
             retention_interval_s=env_float(e, "RETENTION_INTERVAL_S", 3600.0),
+            loop_blocked_log_ms=env_float(e, "LOOP_BLOCKED_LOG_MS", 100.0),
         )
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import gc
 import signal
+import time
 from typing import Any
 
 import structlog
 from aiohttp import web
-from prometheus_client import Gauge
+from prometheus_client import Gauge, Histogram
 
 from ..listener import Runner
 from ..settings import Settings
@@ -22,6 +23,29 @@ FROZEN = Gauge(
     "ims_gc_frozen_objects",
     "Objects of the process's start-up that the cyclic garbage collector no longer scans",
 )
+
+
+LOOP_LAG = Histogram(
+    "ims_event_loop_lag_seconds",
+    "How late the event loop ran a timer that was due: how long it was kept from its other "
+    "work (a callback that ran long, a garbage collection, or the process waiting for a CPU)",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+)
+LOOP_WATCH_S = 0.05  # how often the watch looks at the loop
+
+
+async def watch_loop(blocked_log_s: float, every_s: float = LOOP_WATCH_S) -> None:
+    """Measure how late the loop wakes a timer, every `every_s`: each lateness goes into
+    `ims_event_loop_lag_seconds`, and one of at least `blocked_log_s` is logged
+    (`event_loop_blocked`, with `blocked_ms`): every request in flight meanwhile was held
+    that long, whichever hop it was waiting on (docs/running.md#event-loop-lag)."""
+    while True:
+        due = time.perf_counter() + every_s  # the loop's own clock counts whole milliseconds
+        await asyncio.sleep(every_s)
+        late = max(0.0, time.perf_counter() - due)
+        LOOP_LAG.observe(late)
+        if late >= blocked_log_s:
+            log.warning("event_loop_blocked", blocked_ms=round(late * 1000, 1))
 
 
 def freeze_startup_objects() -> int:
@@ -79,6 +103,7 @@ async def serve(
     loop.add_signal_handler(signal.SIGUSR1, dump_tasks)
     settings = app[SETTINGS]
     runners = [runner(app, settings)]
+    watch: asyncio.Task[None] | None = None
     if metrics_port is not None:
         runners.append(runner(metrics_app(), settings))
     try:
@@ -96,9 +121,12 @@ async def serve(
             metrics_port=metrics_port,
             gc_frozen=frozen,
         )
+        watch = asyncio.create_task(watch_loop(settings.loop_blocked_log_ms / 1000))
         await stop.wait()
         log.info("stopping", process=app[PROCESS])
     finally:
+        if watch is not None:
+            watch.cancel()
         budget = settings.shutdown_timeout_s + 10
         try:
             await asyncio.wait_for(_cleanup(runners), budget)
