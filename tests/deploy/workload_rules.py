@@ -240,6 +240,48 @@ def check_configuration(objs: list[Obj]) -> list[str]:
     return problems
 
 
+# What a workload sets for itself, beside the shared ConfigMap: the ideas pods start no
+# embedder (the ideas-embedder Deployment embeds), and the embedder keeps to no one CPU (a
+# pod's CPU is its limit, not a CPU of the node): docs/similar.md.
+OWN_ENV = {
+    "ideas": {"SIMILAR_EMBEDDER": "external"},
+    "ideas-embedder": {"SIMILAR_EMBED_CPU": "none"},
+}
+
+
+def check_own_settings(objs: list[Obj]) -> list[str]:
+    """Each workload's own variables (`OWN_ENV`) survive every overlay and component: a patch
+    that sets the datastores' variables must add to a container's env, not replace it."""
+    problems = []
+    for name, wanted in OWN_ENV.items():
+        workload = named(objs, "Deployment", name)
+        if workload is None:
+            continue
+        for where, container in containers(workload):
+            env = {e["name"]: e.get("value") for e in container.get("env", [])}
+            for key, value in wanted.items():
+                if env.get(key) != value:
+                    problems.append(f"{where}: {key} is {env.get(key)!r}, not {value!r}")
+    return problems
+
+
+def check_datastore_settings(objs: list[Obj]) -> list[str]:
+    """Where the variant runs PostgreSQL from its operator (components/operators), every
+    container reads DATABASE_URL from the operator's Secret and has an AMQP_URL."""
+    if not of_kind(objs, "Cluster"):
+        return []
+    problems = []
+    for workload in workloads(objs):
+        for where, container in containers(workload):
+            env = {e["name"]: e for e in container.get("env", [])}
+            ref = env.get("DATABASE_URL", {}).get("valueFrom", {}).get("secretKeyRef", {})
+            if ref.get("name") != "ideas-db-app":
+                problems.append(f"{where}: DATABASE_URL not from the Secret ideas-db-app")
+            if "AMQP_URL" not in env:
+                problems.append(f"{where}: no AMQP_URL")
+    return problems
+
+
 def check_shared_secrets(objs: list[Obj]) -> list[str]:
     """The Secret's INTERNAL_TOKEN and CURSOR_SECRET, where a variant renders them, pass the
     rule every process applies at start (docs/api.md): a variant whose values the
@@ -371,6 +413,8 @@ CHECKS: list[Check] = [
     check_resources,
     check_security,
     check_configuration,
+    check_own_settings,
+    check_datastore_settings,
     check_shared_secrets,
     check_autoscaling,
     check_graceful_stop,
