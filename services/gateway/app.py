@@ -190,8 +190,9 @@ def route_handler(route: Route) -> Handler:
         if route.service == "gateway":
             return await LOCAL[route.operation_id](request)
         if route.low_priority:
-            await app[PRIORITIES].low()
-        elif not route.export:  # an export streams for minutes: no turn waits for it
+            async with app[PRIORITIES].low():
+                return await _forward(request, route)
+        if not route.export:  # an export streams for minutes: no turn waits for it
             with app[PRIORITIES].normal():
                 return await _forward(request, route)
         return await _forward(request, route)

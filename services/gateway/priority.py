@@ -1,9 +1,10 @@
 """Two priorities for forwarded requests (docs/gateway.md#priorities).
 
 A route declared `low_priority` (the similar-ideas searches) is forwarded when this gateway
-process forwards nothing else and is not loaded: no other request in flight, none started
-for `QUIET_S`, and fewer than `BUSY_LOAD` in flight on average over about the last
-`LOAD_WINDOW_S`; or once it has waited `LOW_PRIORITY_WAIT_MS`. The work it sets off
+process forwards nothing else and is not loaded: no other request in flight (low-priority
+ones included: they take their turns one at a time), none started for `QUIET_S`, and fewer
+than `BUSY_LOAD` in flight on average over about the last `LOAD_WINDOW_S`; or once it has
+waited `LOW_PRIORITY_WAIT_MS`. The work it sets off
 downstream (its service, PostgreSQL) then takes the CPU the other requests leave, as its
 service's process does on its own (the search process runs in the idle scheduling class).
 Exports do not count as others: they stream for minutes.
@@ -14,8 +15,8 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 from prometheus_client import Histogram
 
@@ -52,10 +53,13 @@ class Priorities:
     ) -> None:
         self.max_wait_s, self.quiet_s, self.busy_load = max_wait_s, quiet_s, busy_load
         self.in_flight = 0
+        self.low_in_flight = 0
         self.last_start = -math.inf  # when the last normal-priority request started
         self._average, self._since = 0.0, time.monotonic()
-        self._idle = asyncio.Event()
+        self._idle = asyncio.Event()  # no normal-priority request in flight
         self._idle.set()
+        self._low_idle = asyncio.Event()  # no low-priority request in flight
+        self._low_idle.set()
 
     def load(self) -> float:
         """The mean number of normal-priority requests in flight over about the last
@@ -83,15 +87,35 @@ class Priorities:
                 self._idle.set()
 
     def quiet(self) -> bool:
-        return not self.in_flight and time.monotonic() - self.last_start >= self.quiet_s
+        return (
+            not self.in_flight
+            and not self.low_in_flight
+            and time.monotonic() - self.last_start >= self.quiet_s
+        )
 
     def free(self) -> bool:
         """Quiet, and not loaded."""
         return self.quiet() and self.load() < self.busy_load
 
-    async def low(self) -> None:
+    @asynccontextmanager
+    async def low(self) -> AsyncIterator[None]:
+        """A low-priority request in flight, once it has had its turn (`turn`)."""
+        await self.turn()
+        self.low_in_flight += 1
+        self._low_idle.clear()
+        try:
+            yield
+        finally:
+            self.low_in_flight -= 1
+            if not self.low_in_flight:
+                self._low_idle.set()
+
+    async def turn(self) -> None:
         """A low-priority request's turn: once the gateway is free (`free`), or after
-        `max_wait_s`, whichever comes first."""
+        `max_wait_s`, whichever comes first. Free includes no other low-priority request in
+        flight: when the gateway falls quiet, the requests that waited go one by one, not all
+        at once, so that their work downstream does not land on the others' as a burst. The
+        check and the count that follows it (`low`) run in one step of the event loop."""
         if self.free():
             WAITED.labels("quiet").observe(0.0)
             return
@@ -100,12 +124,14 @@ class Priorities:
         try:  # not wait_for: it can swallow a cancellation on 3.11
             async with asyncio.timeout(self.max_wait_s):
                 while True:
-                    await self._idle.wait()
-                    delay = self.last_start + self.quiet_s - time.monotonic()
-                    if delay > 0:
+                    if self.in_flight:
+                        await self._idle.wait()
+                    elif self.low_in_flight:
+                        await self._low_idle.wait()
+                    elif (delay := self.last_start + self.quiet_s - time.monotonic()) > 0:
                         await asyncio.sleep(delay)
                     elif self.load() < self.busy_load:
-                        break  # nothing in flight (the event is set), quiet and not loaded
+                        break  # nothing in flight, quiet and not loaded
                     else:
                         await asyncio.sleep(RECHECK_S)
         except TimeoutError:

@@ -595,6 +595,43 @@ async def test_a_similar_query_waits_its_turn_behind_other_requests(
     assert capped["capped"][0] == quiet["capped"][0] + 1
 
 
+async def test_similar_queries_take_their_turns_one_at_a_time(
+    api: Api, system: Any, http: Any
+) -> None:
+    """A similar query in flight holds the next one as any other request would: when the
+    gateway falls quiet, the queries that waited go one by one, not as a burst
+    (docs/gateway.md#priorities). The first goes at once and is held in flight by a lock on
+    the ideas table (the search reads its hits there); the second waits for it, its 100 ms,
+    and goes as `capped`."""
+    import psycopg2
+
+    await new_idea(api, "Dark mode for the dashboard")
+
+    async def found() -> bool:
+        return bool(await similar_to(api, "Dark mode for the dashboard"))
+
+    await until(found)
+    await asyncio.sleep(0.2)  # the gateway's load of those calls is gone
+    before = await low_priority_waits(system, http)
+    body = {"title": "Dark mode for the dashboard"}
+    conn = psycopg2.connect(system.database_url)
+    try:
+        with conn.cursor() as cur:  # the searches block on their hits until the rollback
+            cur.execute("LOCK TABLE ideas.ideas IN ACCESS EXCLUSIVE MODE")
+        first = asyncio.ensure_future(api.post(f"{I}/similar", json=body))
+        await asyncio.sleep(0.3)
+        second = asyncio.ensure_future(api.post(f"{I}/similar", json=body))
+        await asyncio.sleep(0.3)
+        assert not first.done() and not second.done(), "the searches were held"
+    finally:
+        conn.rollback()
+        conn.close()
+    assert [r.status for r in await asyncio.gather(first, second)] == [200, 200]
+    after = await low_priority_waits(system, http)
+    assert after["quiet"][0] == before["quiet"][0] + 1, (before, after)
+    assert after["capped"][0] == before["capped"][0] + 1, (before, after)
+
+
 async def test_a_similar_query_waits_while_the_gateway_has_been_loaded(
     api: Api, system: Any, http: Any
 ) -> None:
