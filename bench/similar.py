@@ -633,6 +633,11 @@ async def reads_comparison(
         "saturated": saturated,
         "paced": by_phase(result, phases, "alone"),
         "paced_stalls": stalls(result, {k: v - lateness.get(k, 0) for k, v in after.items()}),
+        # each load generator's CPU a request: the machine's too, beside the system's
+        "paced_generators_cpu_ms": {
+            "reads": result.get("cpu_ms_per_request"),
+            **{name: r.get("cpu_ms_per_request") for name, r in loaded.items()},
+        },
         "similar_beside_reads": {
             mode: {
                 "p50_ms": round(percentile(took, 50), 2),
@@ -756,6 +761,7 @@ async def mixed(
     out["reads_paced_p99_change"] = paced["similar"]["p99_change"]
     out["reads_paced_control_p99_change"] = paced["control"]["p99_change"]
     out["paced_stalls"] = reads["paced_stalls"]
+    out["paced_generators_cpu_ms"] = reads["paced_generators_cpu_ms"]
     return out
 
 
@@ -959,7 +965,12 @@ def markdown(r: dict[str, Any]) -> str:
                     )
                     or "never"
                 )
-                + " (docs/running.md#event-loop-lag).",
+                + " (docs/running.md#event-loop-lag). The load generators' own CPU a "
+                "request, ms: "
+                + ", ".join(
+                    f"{name} {ms}" for name, ms in m.get("paced_generators_cpu_ms", {}).items()
+                )
+                + ".",
                 "",
             ]
             if (st := m.get("paced_stalls"))

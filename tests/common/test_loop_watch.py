@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from typing import Any
 
 from structlog.testing import capture_logs
 
 from libs.common.web.serving import LOOP_LAG, watch_loop
-from tests.support.processes import SERVICES
+from tests.support.metrics import every_process_metric
 
 
 def _count_at_least(bound: str) -> float:
@@ -50,11 +49,7 @@ async def test_an_idle_loop_logs_nothing() -> None:
 async def test_every_process_reports_its_loop_lag(system: Any, http: Any) -> None:
     """`ims_event_loop_lag_seconds` on each process's metrics, with the watch's observations."""
     await asyncio.sleep(0.2)  # a few of the watch's turns, whatever the processes' age
-    for svc in SERVICES:
-        for i in range(len(system.ports[svc])):
-            async with http.get(system.metrics_url(svc, i) + "/metrics") as r:
-                assert r.status == 200, svc
-                text = await r.text()
-            found = re.search(r"^ims_event_loop_lag_seconds_count (\S+)$", text, re.MULTILINE)
-            assert found is not None, f"{svc} does not report its loop lag"
-            assert float(found.group(1)) >= 2, (svc, found.group(1))
+    counts = await every_process_metric(system, http, "ims_event_loop_lag_seconds_count")
+    for process, count in counts.items():
+        assert count is not None, f"{process} does not report its loop lag"
+        assert count >= 2, (process, count)
