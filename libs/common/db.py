@@ -61,6 +61,29 @@ async def _poll(self: aiopg.connection.Connection, waiter: Any, timeout: float) 
 aiopg.connection.Connection._poll = _poll  # type: ignore[method-assign]
 
 
+_aiopg_ready = aiopg.connection.Connection._ready
+
+
+def _ready(weak_self: Any) -> None:
+    # When libpq has closed a connection's socket (a refused connect, a server gone), aiopg
+    # stops watching it for reading and forgets its descriptor, but not for writing, which a
+    # connect in progress watches too. asyncio's selector drops the descriptor either way;
+    # uvloop keeps a closed watcher under that number, and the next connection given the same
+    # number either fails at once ("unable to perform operation on <UVPoll closed=True>") or,
+    # when its reader is put on the stale watcher, is never woken and waits out aiopg's
+    # timeout (docs/running.md#postgresql-restarts). So stop watching for writing too, in the
+    # same step, before any other socket can take the number.
+    conn = weak_self()
+    fileno, writing = (conn._fileno, conn._writing) if conn is not None else (None, False)
+    _aiopg_ready(weak_self)
+    if writing and fileno is not None and conn is not None and conn._fileno is None:
+        with contextlib.suppress(OSError, RuntimeError):
+            conn._loop.remove_writer(fileno)
+
+
+aiopg.connection.Connection._ready = staticmethod(_ready)  # type: ignore[method-assign]
+
+
 def session_options(timeouts: tuple[float, float], *extra: str) -> str:
     """libpq `options`: UTC, the two timeouts (seconds, given to PostgreSQL in ms), `extra`."""
     statement_s, idle_s = timeouts
