@@ -74,9 +74,11 @@ def _ready(weak_self: Any) -> None:
     # timeout (docs/running.md#postgresql-restarts). So stop watching for writing too, in the
     # same step, before any other socket can take the number.
     conn = weak_self()
-    fileno, writing = (conn._fileno, conn._writing) if conn is not None else (None, False)
+    if conn is None:
+        return
+    fileno, writing = conn._fileno, conn._writing
     _aiopg_ready(weak_self)
-    if writing and fileno is not None and conn is not None and conn._fileno is None:
+    if writing and fileno is not None and conn._fileno is None:
         with contextlib.suppress(OSError, RuntimeError):
             conn._loop.remove_writer(fileno)
 
