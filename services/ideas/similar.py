@@ -71,9 +71,12 @@ RECENT_TEXTS = 1024  # search texts (per workspace) whose vectors a process keep
 VERIFY_CANDIDATES = 3  # the static model's nearest ideas the transformer compares (duplicates)
 VERIFY_FROM = 0.4  # the static model's similarity below which an idea is no candidate
 ELIGIBLE = "i.status <> 'deleted' AND i.merged_into_id IS NULL"
-# A search's hits (ids, best first), the first `limit` eligible ones rendered, in that order.
+# A search's hits (ids, best first), the first `limit` eligible ones rendered, in that order,
+# each with its place among the hits. The ids go as one array literal of their hex digits:
+# adapting a text costs psycopg2 less than a list of UUIDs, and no UUID object is made for
+# ids that come back only as their places.
 HITS_SQL = (
-    f"SELECT i.id, {IDEA_JSON}::text FROM unnest(%s::uuid[]) WITH ORDINALITY h(id, n)"
+    f"SELECT h.n, {IDEA_JSON}::text FROM unnest(%s::uuid[]) WITH ORDINALITY h(id, n)"
     f" JOIN ideas.ideas i ON i.id = h.id AND i.workspace_id = %s"
     f" WHERE {ELIGIBLE} ORDER BY h.n LIMIT %s"
 )
@@ -195,6 +198,10 @@ class Index:
 
     def search(self, q: np.ndarray, k: int) -> list[tuple[uuid.UUID, float]]:
         """The k best live rows for the unit vector q: (id, cosine), best first."""
+        return [(uuid.UUID(bytes=raw), score) for raw, score in self.top(q, k)]
+
+    def top(self, q: np.ndarray, k: int) -> list[tuple[bytes, float]]:
+        """`search` with each id as its 16 bytes."""
         n, ids, vecs, bits, live = self.n, self.ids, self.vecs, self.bits, self.live
         if n == 0:
             return []
@@ -221,7 +228,8 @@ class Index:
         scores = (vecs[cand].astype(np.float32) @ q) / 127.0
         top = np.argsort(-scores)[:k] if len(cand) <= k else np.argpartition(-scores, k)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [(uuid.UUID(bytes=ids[cand[t]].tobytes()), float(scores[t])) for t in top]
+        rows = ids[cand[top]]
+        return list(zip(map(bytes, rows), scores[top].tolist()))
 
     @property
     def nbytes(self) -> int:
@@ -467,20 +475,25 @@ class Similar:
         index = await self.index(workspace_id)
         # Room for the idea itself and for rows the index has not yet seen leave.
         if index.n <= INLINE_UP_TO:  # cheaper than a thread's hand-off
-            hits = index.search(q, limit + 8)
+            found = index.top(q, limit + 8)
         else:
             loop = asyncio.get_running_loop()
-            hits = await loop.run_in_executor(self.search_pool, index.search, q, limit + 8)
-        hits = [(i, max(0.0, min(1.0, s))) for i, s in hits if i != exclude]
-        hits = [(i, s) for i, s in hits if s >= min_similarity]
+            found = await loop.run_in_executor(self.search_pool, index.top, q, limit + 8)
+        skip = exclude.bytes if exclude is not None else None
+        hits = [(raw, max(0.0, min(1.0, s))) for raw, s in found if raw != skip]
+        hits = [(raw, s) for raw, s in hits if s >= min_similarity]
         if not hits:
             return []
         # The first `limit` eligible hits, in the order found: PostgreSQL renders those alone
         # (an expensive output column is computed after the LIMIT), from a prepared statement
         # (planning over the ideas table's indexes costs more than the lookups).
-        await prepared.execute(cur, HITS_SQL, ([i for i, _ in hits], workspace_id, limit))
-        score = dict(hits)
-        return [(r[0], round(score[r[0]], 6), r[1]) for r in await cur.fetchall()]
+        ids = "{" + ",".join(raw.hex() for raw, _ in hits) + "}"
+        await prepared.execute(cur, HITS_SQL, (ids, workspace_id, limit))
+        out = []
+        for n, idea in await cur.fetchall():
+            raw, s = hits[n - 1]
+            out.append((uuid.UUID(bytes=raw), round(s, 6), idea))
+        return out
 
     async def idea_vector(
         self, cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID
