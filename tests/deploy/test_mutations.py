@@ -66,6 +66,22 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[Obj]], object], Check, str]] = {
         work.check_probes,
         "gateway/gateway: livenessProbe",
     ),
+    "an autoscaler allowed past the database's connections": (
+        "prod+operators",
+        lambda objs: _object(objs, "HorizontalPodAutoscaler", "gateway")["spec"].update(
+            maxReplicas=40
+        ),
+        work.check_database_connections,
+        "Cluster/ideas-db: the processes may open",
+    ),
+    "a process whose connections nobody counted": (
+        "prod+operators",
+        lambda objs: objs.append(
+            {**copy.deepcopy(_object(objs, "Deployment", "mcp")), "metadata": {"name": "extra"}}
+        ),
+        work.check_database_connections,
+        "extra: its PostgreSQL connections are not in DB_CONNECTIONS",
+    ),
     "memory limit removed": (
         "prod",
         lambda objs: _container(objs, "webhooks")["resources"]["limits"].pop("memory"),

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from libs.common.settings import SECRET_NAMES, secret_problem
+from libs.common.settings import SECRET_NAMES, Settings, secret_problem
 
 Obj = dict[str, Any]
 Check = Callable[[list[Obj]], list[str]]
@@ -319,6 +319,86 @@ def check_autoscaling(objs: list[Obj]) -> list[str]:
     return problems
 
 
+# PostgreSQL connections one replica of each process may hold (deploy/README.md, "Scale"): its
+# pool (None: DB_POOL_MAX; the embedder's is 3), and the connections it opens outside
+# the pool: the outbox relay's LISTEN (ideas, customers, webhooks), the similar-ideas
+# indexes' LISTEN and their loads, two at a time (ideas, ideas-similar), the webhook
+# dispatcher's LISTEN. mcp reaches the data through the gateway alone; a Job (the
+# migrations) holds one connection.
+DB_CONNECTIONS: dict[str, tuple[int | None, int]] = {
+    "gateway": (None, 0),
+    "ideas": (None, 4),
+    "ideas-similar": (None, 3),
+    "customers": (None, 1),
+    "webhooks": (None, 2),
+    "analytics": (None, 0),
+    "ideas-embedder": (3, 0),
+    "mcp": (0, 0),
+}
+SUPERUSER_RESERVED = 3  # PostgreSQL's superuser_reserved_connections when not set
+
+
+def _surge(deployment: Obj, replicas: int) -> int:
+    """The pods a rollout adds on top of `replicas` (maxSurge, rounded up as Kubernetes does;
+    its default 25%)."""
+    strategy = deployment["spec"].get("strategy", {})
+    surge = strategy.get("rollingUpdate", {}).get("maxSurge", "25%")
+    if isinstance(surge, str) and surge.endswith("%"):
+        return -(-replicas * int(surge[:-1]) // 100)
+    return int(surge)
+
+
+def _max_replicas(objs: list[Obj]) -> dict[str, int]:
+    """Each autoscaled Deployment's most replicas (an HPA's maxReplicas, a ScaledObject's
+    maxReplicaCount: KEDA's default 100)."""
+    most: dict[str, int] = {}
+    for scaler in of_kind(objs, "HorizontalPodAutoscaler"):
+        most[scaler["spec"]["scaleTargetRef"]["name"]] = int(scaler["spec"]["maxReplicas"])
+    for scaler in of_kind(objs, "ScaledObject"):
+        most[scaler["spec"]["scaleTargetRef"]["name"]] = int(
+            scaler["spec"].get("maxReplicaCount", 100)
+        )
+    return most
+
+
+def database_demand(objs: list[Obj]) -> tuple[int, list[str]]:
+    """The PostgreSQL connections the variant's processes may hold at once: every Deployment
+    at its autoscaler's maximum plus a rollout's surge (`DB_CONNECTIONS`), and each Job's.
+    With the problems found on the way (a process it cannot count)."""
+    pool_max = int(config(objs).get("DB_POOL_MAX", Settings.db_pool_max))
+    most, problems, total = _max_replicas(objs), [], 0
+    for deployment in of_kind(objs, "Deployment"):
+        name = deployment["metadata"]["name"]
+        if name not in DB_CONNECTIONS:
+            problems.append(f"{name}: its PostgreSQL connections are not in DB_CONNECTIONS")
+            continue
+        pool, outside = DB_CONNECTIONS[name]
+        replicas = most.get(name, int(deployment["spec"].get("replicas", 1)))
+        pods = replicas + _surge(deployment, replicas)
+        total += pods * ((pool_max if pool is None else pool) + outside)
+    return total + len(of_kind(objs, "Job")), problems
+
+
+def check_database_connections(objs: list[Obj]) -> list[str]:
+    """Where the variant runs PostgreSQL from its operator, its max_connections (less the
+    superusers' reserve) holds every connection the processes may open at once
+    (`database_demand`): past it, new connections fail, in the middle of a rollout at peak."""
+    problems = []
+    for cluster in of_kind(objs, "Cluster"):
+        parameters = cluster["spec"].get("postgresql", {}).get("parameters", {})
+        limit = int(parameters.get("max_connections", 100)) - int(
+            parameters.get("superuser_reserved_connections", SUPERUSER_RESERVED)
+        )
+        demand, found = database_demand(objs)
+        problems += found
+        if demand > limit:
+            problems.append(
+                f"Cluster/{cluster['metadata']['name']}: the processes may open {demand}"
+                f" connections, max_connections leaves {limit}"
+            )
+    return problems
+
+
 def _pre_stop_seconds(container: Obj) -> float | None:
     pre_stop = container.get("lifecycle", {}).get("preStop")
     if pre_stop is None:
@@ -417,6 +497,7 @@ CHECKS: list[Check] = [
     check_datastore_settings,
     check_shared_secrets,
     check_autoscaling,
+    check_database_connections,
     check_graceful_stop,
     check_exposure,
     check_labels,
