@@ -97,15 +97,19 @@ def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     return True
 
 
-def autoscaler_targets(objs: list[Obj]) -> list[tuple[str, str]]:
-    """(autoscaler, Deployment name) for every HorizontalPodAutoscaler and KEDA ScaledObject."""
-    targets = []
+def scalers(objs: list[Obj]) -> Iterator[tuple[Obj, str]]:
+    """(autoscaler, Deployment name) for every HorizontalPodAutoscaler and KEDA ScaledObject
+    aimed at a Deployment."""
     for kind in ("HorizontalPodAutoscaler", "ScaledObject"):
         for scaler in of_kind(objs, kind):
             ref = scaler["spec"]["scaleTargetRef"]
             if ref.get("kind", "Deployment") == "Deployment":
-                targets.append((f"{kind}/{scaler['metadata']['name']}", ref["name"]))
-    return targets
+                yield scaler, ref["name"]
+
+
+def autoscaler_targets(objs: list[Obj]) -> list[tuple[str, str]]:
+    """(kind/name of the autoscaler, Deployment name), as `scalers`."""
+    return [(f"{s['kind']}/{s['metadata']['name']}", target) for s, target in scalers(objs)]
 
 
 def _gateway_metrics_port(objs: list[Obj], container: Obj) -> list[str]:
@@ -351,14 +355,10 @@ def _surge(deployment: Obj, replicas: int) -> int:
 def _max_replicas(objs: list[Obj]) -> dict[str, int]:
     """Each autoscaled Deployment's most replicas (an HPA's maxReplicas, a ScaledObject's
     maxReplicaCount: KEDA's default 100)."""
-    most: dict[str, int] = {}
-    for scaler in of_kind(objs, "HorizontalPodAutoscaler"):
-        most[scaler["spec"]["scaleTargetRef"]["name"]] = int(scaler["spec"]["maxReplicas"])
-    for scaler in of_kind(objs, "ScaledObject"):
-        most[scaler["spec"]["scaleTargetRef"]["name"]] = int(
-            scaler["spec"].get("maxReplicaCount", 100)
-        )
-    return most
+    return {
+        target: int(s["spec"].get("maxReplicas", s["spec"].get("maxReplicaCount", 100)))
+        for s, target in scalers(objs)
+    }
 
 
 def database_demand(objs: list[Obj]) -> tuple[int, list[str]]:
@@ -383,14 +383,15 @@ def check_database_connections(objs: list[Obj]) -> list[str]:
     """Where the variant runs PostgreSQL from its operator, its max_connections (less the
     superusers' reserve) holds every connection the processes may open at once
     (`database_demand`): past it, new connections fail, in the middle of a rollout at peak."""
-    problems = []
-    for cluster in of_kind(objs, "Cluster"):
+    clusters = of_kind(objs, "Cluster")
+    if not clusters:
+        return []
+    demand, problems = database_demand(objs)
+    for cluster in clusters:
         parameters = cluster["spec"].get("postgresql", {}).get("parameters", {})
         limit = int(parameters.get("max_connections", 100)) - int(
             parameters.get("superuser_reserved_connections", SUPERUSER_RESERVED)
         )
-        demand, found = database_demand(objs)
-        problems += found
         if demand > limit:
             problems.append(
                 f"Cluster/{cluster['metadata']['name']}: the processes may open {demand}"
