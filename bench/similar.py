@@ -418,7 +418,7 @@ PHASE_S = 1.0  # one phase of an alternating run
 GUARD_S = 0.05  # a phase's first moments, left out of every phase's figures
 LEAD_S = 3.0  # the load generators' start-up, before the first phase
 WARM_ROUNDS = 2  # the first rounds of phases, left out: the generators warming up
-ALTERNATING_S = float(os.environ.get("BENCH_ALTERNATING_S", "360"))  # the paced reads' run
+ALTERNATING_S = float(os.environ.get("BENCH_ALTERNATING_S", "480"))  # the paced reads' run
 BOOTSTRAP = 1000
 # The paced similar queries' rate, a share of the paced reads': not what they reached beside
 # the saturated reads, which is the gateway's turn for them (docs/gateway.md#priorities)
@@ -467,13 +467,19 @@ async def alternating(
     return results[0], dict(zip(names, results[1:])), phases
 
 
-def by_phase(result: dict[str, Any], phases: list[Phase], base: str) -> dict[str, Any]:
+def by_phase(
+    result: dict[str, Any],
+    phases: list[Phase],
+    base: str,
+    against: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """The requests of an alternating run by phase type: p50, p99 and rate of all its requests
     together, and the median of its phases' own p99s (each phase's second alone: a stall of
     the whole machine now and then, seen in every phase type alike, moves the pooled p99 of
     the type it lands in, the median hardly). Each other type's changes of both against
     `base`'s, with 90% intervals (a bootstrap over the rounds: the rounds drawn with
-    replacement, `BOOTSTRAP` times)."""
+    replacement, `BOOTSTRAP` times); `against` adds, for a type, its changes against another
+    type's (`p99_change_vs`, `phase_p99_median_change_vs` and their intervals)."""
     latency = np.asarray(result["latencies_ms"])
     sent = np.asarray(result["sent_at"])
     order = np.argsort(sent)
@@ -510,21 +516,27 @@ def by_phase(result: dict[str, Any], phases: list[Phase], base: str) -> dict[str
             "phase_p99_max_ms": round(max(p(v, 99) for v in rounds.values()), 2),
         }
     rng = np.random.default_rng(0)
-    for name in parts:
-        if name == base:
-            continue
-        common = sorted(set(parts[name]) & set(parts[base]))
+
+    def changes(name: str, other: str, suffix: str) -> None:
+        common = sorted(set(parts[name]) & set(parts[other]))
         for key, stat in (("p99", pooled_p99), ("phase_p99_median", median_p99)):
             draws = []
             for _ in range(BOOTSTRAP):
                 pick = rng.choice(common, len(common))
-                draws.append(stat(parts[name], pick) / stat(parts[base], pick) - 1)
-            point = out[name][f"{key}_ms"] / out[base][f"{key}_ms"] - 1
-            out[name][f"{key}_change"] = round(point, 3)
-            out[name][f"{key}_change_90"] = [
+                draws.append(stat(parts[name], pick) / stat(parts[other], pick) - 1)
+            point = out[name][f"{key}_ms"] / out[other][f"{key}_ms"] - 1
+            out[name][f"{key}_change{suffix}"] = round(point, 3)
+            out[name][f"{key}_change{suffix}_90"] = [
                 round(float(np.percentile(draws, 5)), 3),
                 round(float(np.percentile(draws, 95)), 3),
             ]
+
+    for name in parts:
+        if name != base:
+            changes(name, base, "")
+    for name, other in (against or {}).items():
+        out[name]["vs"] = other
+        changes(name, other, "_vs")
     return out
 
 
@@ -598,7 +610,7 @@ async def reads_comparison(
                 [similar_url], headers, 2, 0, "POST", similar_bodies, windows
             ),
         },
-        round(ALTERNATING_S / 3),
+        round(ALTERNATING_S / 4),
     )
     saturated = by_phase(result, phases, "alone")
     similar_ms["saturated"] = loaded["similar"]["latencies_ms"]
@@ -624,6 +636,8 @@ async def reads_comparison(
             "alone": None,
             "similar": paced(similar_url, rates["similar"], method="POST", bodies=similar_bodies),
             "control": paced(read_one_urls[0], rates["control"], paths=read_one_urls),
+            # as many more requests as similar queries: what any route at their rate costs
+            "as_many_reads": paced(read_one_urls[0], rates["similar"], paths=read_one_urls),
         },
         ALTERNATING_S,
     )
@@ -631,7 +645,7 @@ async def reads_comparison(
     after = await loop_lateness(system)
     return {
         "saturated": saturated,
-        "paced": by_phase(result, phases, "alone"),
+        "paced": by_phase(result, phases, "alone", {"similar": "as_many_reads"}),
         "paced_stalls": stalls(result, {k: v - lateness.get(k, 0) for k, v in after.items()}),
         # each load generator's CPU a request: the machine's too, beside the system's
         "paced_generators_cpu_ms": {
@@ -663,13 +677,15 @@ async def mixed(
 
     Reads (`GET /ideas?limit=25` and `GET /ideas/{id}`, in turn): one long run each, in which
     phases of a second take turns (`alternating`): the reads alone, and beside similar
-    queries. Saturated, for a third of `ALTERNATING_S`: the reads from 4 clients as fast as
+    queries. Saturated, for a quarter of `ALTERNATING_S`: the reads from 4 clients as fast as
     they go, the similar queries from 2. Paced, for `ALTERNATING_S`: the reads offered at half
     the rate they reached beside similar queries, saturated, and the similar queries at
-    `SIMILAR_SHARE` of that, with a third phase, the control: `GET /ideas/{id}` offered at the similar queries'
-    rate times `similar_in_reads` (the same CPU at the requests' priority, no model), what
-    that much more work costs the reads' p99 on this machine whatever it is. Every load comes
-    from a process of its own."""
+    `SIMILAR_SHARE` of that, with two more phases: the control, `GET /ideas/{id}` offered at
+    the similar queries' rate times `similar_in_reads` (the same CPU at the requests'
+    priority, no model), what that much more work costs the reads' p99 on this machine
+    whatever it is; and as many `GET /ideas/{id}` as similar queries (`as_many_reads`), what
+    that many more requests through the gateway cost. Every load comes from a process of its
+    own."""
     ws, c, ids = await small_workspace(system, session)
     headers = {**client_headers(ws["key"]), "Content-Type": "application/json"}
     runs: dict[str, list[dict[str, Any]]] = {}
@@ -726,7 +742,7 @@ async def mixed(
     out["alternating"] = {
         "phase_s": PHASE_S,
         "guard_s": GUARD_S,
-        "saturated_s": round(ALTERNATING_S / 3),
+        "saturated_s": round(ALTERNATING_S / 4),
         "warm_rounds": WARM_ROUNDS,
     }
     out["alternating"]["paced_s"] = ALTERNATING_S
@@ -735,6 +751,7 @@ async def mixed(
     out["reads_paced_alone"] = paced["alone"]
     out["reads_paced_under_similar_load"] = paced["similar"]
     out["reads_paced_beside_control"] = paced["control"]
+    out["reads_paced_beside_as_many_reads"] = paced["as_many_reads"]
     out["embeddings_caught_up_s"] = max(caught["saturated"])
     out["paced_embeddings_caught_up_s"] = max(caught["paced"])
     beside = reads["similar_beside_reads"]
@@ -760,6 +777,7 @@ async def mixed(
     out["reads_p99_change"] = saturated["similar"]["p99_change"]
     out["reads_paced_p99_change"] = paced["similar"]["p99_change"]
     out["reads_paced_control_p99_change"] = paced["control"]["p99_change"]
+    out["reads_paced_as_many_reads_p99_change"] = paced["as_many_reads"]["p99_change"]
     out["paced_stalls"] = reads["paced_stalls"]
     out["paced_generators_cpu_ms"] = reads["paced_generators_cpu_ms"]
     return out
@@ -919,6 +937,7 @@ def markdown(r: dict[str, Any]) -> str:
         "reads_paced_alone",
         "reads_paced_under_similar_load",
         "reads_paced_beside_control",
+        "reads_paced_beside_as_many_reads",
     ):
         x = m[name]
 
@@ -950,8 +969,25 @@ def markdown(r: dict[str, Any]) -> str:
         f"The control: the paced reads beside {m['control_paced_rate']} more `GET /ideas/{{id}}`"
         f" a second (the similar queries' rate times {m['similar_in_reads']}, a similar query's "
         "CPU at the requests' priority in reads, measured below; no model): reads p99 vs alone "
-        f"{m['reads_paced_control_p99_change']:+.1%}.",
+        f"{m['reads_paced_control_p99_change']:+.1%}. Beside as many more `GET /ideas/{{id}}`"
+        f" as similar queries ({m['similar_paced_rate']} a second: what any route at their "
+        "rate costs the reads, the gateway's part above all): "
+        f"{m['reads_paced_as_many_reads_p99_change']:+.1%}.",
         "",
+        *(
+            [
+                "The paced reads beside similar queries against beside as many more reads "
+                "(the same number of requests, the one difference the route): p99 "
+                f"{vs['p99_change_vs']:+.1%} ({vs['p99_change_vs_90'][0]:+.1%} to "
+                f"{vs['p99_change_vs_90'][1]:+.1%}), phases' p99 median "
+                f"{vs['phase_p99_median_change_vs']:+.1%} "
+                f"({vs['phase_p99_median_change_vs_90'][0]:+.1%} to "
+                f"{vs['phase_p99_median_change_vs_90'][1]:+.1%}).",
+                "",
+            ]
+            if "p99_change_vs" in (vs := m["reads_paced_under_similar_load"])
+            else []
+        ),
         *(
             [
                 "Besides the loads, in the paced run: the reads' generator sent "
