@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
@@ -61,9 +60,6 @@ class Priorities:
         self._idle.set()
         self._low_idle = asyncio.Event()  # no low-priority request in flight
         self._low_idle.set()
-        # The low-priority requests waiting for their turn, first come first: each one's
-        # future is set when it heads the line, and only the head watches the gateway.
-        self._line: deque[asyncio.Future[None]] = deque()
 
     def load(self) -> float:
         """The mean number of normal-priority requests in flight over about the last
@@ -118,24 +114,15 @@ class Priorities:
         """A low-priority request's turn: once the gateway is free (`free`), or after
         `max_wait_s`, whichever comes first. Free includes no other low-priority request in
         flight: when the gateway falls quiet, the requests that waited go one by one, not all
-        at once, so that their work downstream does not land on the others' as a burst. They
-        wait in line, first come first, and only the head of the line watches the gateway:
-        the others sleep until they head it (a request whose wait runs out leaves the line and
-        goes), so that each moment the gateway falls idle wakes one waiting request, not all
-        of them. The check and the count that follows it (`low`) run in one step of the event
-        loop."""
-        if not self._line and self.free():
+        at once, so that their work downstream does not land on the others' as a burst. The
+        check and the count that follows it (`low`) run in one step of the event loop."""
+        if self.free():
             WAITED.labels("quiet").observe(0.0)
             return
         started = time.monotonic()
         outcome = "quiet"
-        place: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._line.append(place)
-        if len(self._line) == 1:
-            place.set_result(None)
         try:  # not wait_for: it can swallow a cancellation on 3.11
             async with asyncio.timeout(self.max_wait_s):
-                await place
                 while True:
                     if self.in_flight:
                         await self._idle.wait()
@@ -149,13 +136,4 @@ class Priorities:
                         await asyncio.sleep(RECHECK_S)
         except TimeoutError:
             outcome = "capped"
-        finally:
-            self._leave(place)
         WAITED.labels(outcome).observe(time.monotonic() - started)
-
-    def _leave(self, place: asyncio.Future[None]) -> None:
-        """Out of the line (its turn came, its wait ran out, or its client went); the next
-        request in line, if any, heads it now."""
-        self._line.remove(place)
-        if self._line and not self._line[0].done():
-            self._line[0].set_result(None)
