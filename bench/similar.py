@@ -1027,8 +1027,9 @@ def markdown(r: dict[str, Any]) -> str:
             "own after this tree's, the same paced rates): the reads' p99 beside similar "
             "queries vs alone, pooled / the phases' median, with 90% intervals.",
             "",
-            "| run | code | pooled p99 | phases' p99, median | similar queries p50 / p99 ms |",
-            "|---|---|---|---|---|",
+            "| run | code | pooled p99 | phases' p99, median | against as many more reads: "
+            "pooled / median | similar queries p50 / p99 ms |",
+            "|---|---|---|---|---|---|",
         ]
         for mode, label in (("saturated", "reads_under_similar_load"), ("paced", None)):
             after_x = m[label] if label else m["reads_paced_under_similar_load"]
@@ -1040,8 +1041,13 @@ def markdown(r: dict[str, Any]) -> str:
                 for key in ("p99", "phase_p99_median"):
                     lo, hi = x[f"{key}_change_90"]
                     cells.append(f"{x[f'{key}_change']:+.1%} ({lo:+.1%} to {hi:+.1%})")
+                floor = (
+                    f"{x['p99_change_vs']:+.1%} / {x['phase_p99_median_change_vs']:+.1%}"
+                    if "p99_change_vs" in x
+                    else "—"
+                )
                 lines.append(
-                    f"| {mode} | {code} | {cells[0]} | {cells[1]} | "
+                    f"| {mode} | {code} | {cells[0]} | {cells[1]} | {floor} | "
                     f"{sim['p50_ms']} / {sim['p99_ms']} |"
                 )
         lines.append("")
