@@ -8,6 +8,12 @@ Every pool of every process is made by `create_pool`, whose sessions carry the p
 statement runs, and no transaction stays open, without end. A statement the server cancels
 (its statement_timeout, or an operator's pg_cancel_backend) raises `QueryTimeout`, a 503, where
 aiopg would raise CancelledError (see `_poll` below).
+
+Every connection, the pools' and the long-lived LISTEN ones (`listen_connection`), has TCP
+keepalives (`KEEPALIVES`): a server that vanished without closing its side (a host gone, a
+network cut, a dropped NAT or conntrack entry) is noticed within about a minute of quiet
+instead of the kernel's two hours, so that a LISTEN connection does not wait on it forever
+and a pool does not hand it out (docs/running.md#postgresql-connections).
 """
 
 from __future__ import annotations
@@ -34,6 +40,16 @@ psycopg2.extras.register_default_json(loads=lambda s: s, globally=True)
 psycopg2.extras.register_default_jsonb(loads=lambda s: s, globally=True)
 
 Row = dict[str, Any]
+
+# libpq's TCP keepalives: the first probe after 30 s of quiet, then every 10 s; 3 unanswered
+# and the connection is dead (about 60 s). Its queries are unaffected: a live server's kernel
+# answers the probes while a long statement runs.
+KEEPALIVES: dict[str, Any] = {
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+}
 
 
 _aiopg_poll = aiopg.connection.Connection._poll
@@ -117,7 +133,14 @@ async def create_pool(
         pool_recycle=300.0,
         options=session_options(timeouts, *extra_options),
         application_name=application_name,
+        **KEEPALIVES,
     )
+
+
+def listen_connection(dsn: str, timeout: float = 10.0) -> Any:
+    """A connection of its own (`async with`), for LISTEN: outside the pools, kept for the
+    process's life, with the pools' keepalives."""
+    return aiopg.connect(dsn, timeout=timeout, **KEEPALIVES)
 
 
 @contextlib.asynccontextmanager

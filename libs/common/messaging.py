@@ -256,7 +256,7 @@ class OutboxRelay:
                 await asyncio.sleep(1.0)
 
     async def _listen_and_drain(self) -> None:
-        async with aiopg.connect(self.dsn, timeout=10) as conn:
+        async with db.listen_connection(self.dsn) as conn:
             async with conn.cursor() as cur:
                 await cur.execute(f"LISTEN {self.schema}_outbox")
             while True:

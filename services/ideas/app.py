@@ -18,7 +18,7 @@ from libs.common.web import (
     relay_context,
 )
 
-from . import projection, similar, views
+from . import prepared, projection, similar, views
 from libs.api.ideas.routes import ROUTES
 from libs.api.topology import QUEUES
 from .embedder import embedder_context
@@ -65,7 +65,7 @@ def create_ideas_app(settings: IdeasSettings) -> web.Application:
     # search process (create_similar_app).
     index = new_similar(settings)
     consumers = projection.CONSUMERS
-    app.cleanup_ctx.append(pg_context())
+    app.cleanup_ctx.append(pg_context(options=prepared.SESSION_OPTIONS))
     # The automation rule's first check loads the model (the transformer: ~200 MB a process).
     app.cleanup_ctx.append(similar_context(index, warm=False))
     if settings.similar_embedder == "child":  # else a process of its own (embedder.py)
@@ -87,7 +87,7 @@ def create_similar_app(settings: IdeasSettings) -> web.Application:
     similar-ideas routes alone, with the indexes they search; no consumer, relay or embedder
     (those stay with the ideas process, at the requests' priority)."""
     app = create_app(settings, SIMILAR_PROCESS)
-    app.cleanup_ctx.append(pg_context())
+    app.cleanup_ctx.append(pg_context(options=prepared.SESSION_OPTIONS))
     app.cleanup_ctx.append(similar_context(new_similar(settings), warm=True))
     mount_routes(app, [r for r in ROUTES if r.service == "similar"], views)
     return app

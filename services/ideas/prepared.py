@@ -25,15 +25,20 @@ def _numbered(sql: str) -> str:
     return _PLACEHOLDER.sub(lambda _: f"${next(counter)}", sql)
 
 
+# A keyset page's custom plan looks cheaper than the generic one (it knows how deep the cursor
+# is), so PostgreSQL would plan every execution anew and lose what preparing saves; the generic
+# plan is the same index range scan. Set when each session starts (`pg_context(options=...)`):
+# a SET on a session's first use would revert if that first use were in a transaction that
+# rolled back, and the session would plan each execution anew from then on.
+SESSION_OPTIONS = ("-c plan_cache_mode=force_generic_plan",)
+
+
 async def execute(cur: aiopg.Cursor, sql: str, params: Sequence[Any]) -> None:
-    """Run `sql` (psycopg2 `%s` placeholders, no literal `%`) as a prepared statement."""
+    """Run `sql` (psycopg2 `%s` placeholders, no literal `%`) as a prepared statement, on a
+    connection of a pool made with `SESSION_OPTIONS`."""
     name = "ims_" + hashlib.sha1(sql.encode()).hexdigest()[:16]
     done = _PREPARED.get(cur.connection)
     if done is None:
-        # A keyset page's custom plan looks cheaper than the generic one (it knows how deep the
-        # cursor is), so PostgreSQL would plan every execution anew and lose what preparing saves;
-        # the generic plan is the same index range scan.
-        await cur.execute("SET plan_cache_mode = force_generic_plan")
         done = _PREPARED[cur.connection] = set()
     if name not in done:
         await cur.execute(f"PREPARE {name} AS {_numbered(sql)}")

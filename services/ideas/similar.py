@@ -419,7 +419,7 @@ class Similar:
         """LISTEN ideas_similar and refresh on each notice (and every second regardless)."""
         while True:
             try:
-                async with aiopg.connect(self.dsn) as conn:
+                async with db.listen_connection(self.dsn) as conn:
                     async with conn.cursor() as cur:
                         await cur.execute("LISTEN ideas_similar")
                         await cur.execute("SELECT coalesce(max(seq), 0) FROM ideas.embeddings")

@@ -152,7 +152,7 @@ class Dispatcher:
                 await asyncio.sleep(1.0)
 
     async def _listen_and_claim(self) -> None:
-        async with aiopg.connect(self.settings.database_url, timeout=10) as conn:
+        async with db.listen_connection(self.settings.database_url) as conn:
             async with conn.cursor() as cur:
                 await cur.execute(f"LISTEN {store.NOTIFY_CHANNEL}; LISTEN {CHANGED_CHANNEL}")
             self.subscriptions_changed(None)  # changes while not listening went unheard
