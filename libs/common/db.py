@@ -9,7 +9,7 @@ statement runs, and no transaction stays open, without end. A statement the serv
 (its statement_timeout, or an operator's pg_cancel_backend) raises `QueryTimeout`, a 503, where
 aiopg would raise CancelledError (see `_poll` below).
 
-Every connection, the pools' and the long-lived LISTEN ones (`listen_connection`), has TCP
+The pools' connections and the long-lived LISTEN ones (`listen_connection`) have TCP
 keepalives (`KEEPALIVES`): a server that vanished without closing its side (a host gone, a
 network cut, a dropped NAT or conntrack entry) is noticed within about a minute of quiet
 instead of the kernel's two hours, so that a LISTEN connection does not wait on it forever

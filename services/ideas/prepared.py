@@ -37,9 +37,7 @@ async def execute(cur: aiopg.Cursor, sql: str, params: Sequence[Any]) -> None:
     """Run `sql` (psycopg2 `%s` placeholders, no literal `%`) as a prepared statement, on a
     connection of a pool made with `SESSION_OPTIONS`."""
     name = "ims_" + hashlib.sha1(sql.encode()).hexdigest()[:16]
-    done = _PREPARED.get(cur.connection)
-    if done is None:
-        done = _PREPARED[cur.connection] = set()
+    done = _PREPARED.setdefault(cur.connection, set())
     if name not in done:
         await cur.execute(f"PREPARE {name} AS {_numbered(sql)}")
         done.add(name)
