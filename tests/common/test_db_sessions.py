@@ -12,6 +12,7 @@ import psycopg2.extensions
 
 from libs.common import db
 from services.ideas import prepared
+from tests.support.processes import open_files, tcp_sockets
 
 ESTABLISHED = "01"
 
@@ -25,41 +26,24 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
-def _timers_to(port: int) -> dict[str, str]:
-    """Each established TCP connection to `port`: its socket inode -> its timer
-    (/proc/net/tcp's `tr`: 0 none, 1 retransmit, 2 keepalive, 4 zero-window probe)."""
-    hex_port = f":{port:04X}"
-    out = {}
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with contextlib.suppress(OSError), open(table) as f:
-            for line in f.readlines()[1:]:
-                cols = line.split()
-                if cols[2].endswith(hex_port) and cols[3] == ESTABLISHED:
-                    out[f"socket:[{cols[9]}]"] = cols[5].split(":")[0]
-    return out
-
-
-def _sockets(pid: int) -> set[str]:
-    out = set()
-    for p in _descendants(pid):
-        with contextlib.suppress(OSError):
-            for fd in os.listdir(f"/proc/{p}/fd"):
-                with contextlib.suppress(OSError):
-                    out.add(os.readlink(f"/proc/{p}/fd/{fd}"))
-    return out
-
-
 async def test_every_process_connects_to_postgresql_with_keepalives(system: Any) -> None:
     """Every connection each process (and its children) holds to PostgreSQL, its pools' and
     its LISTEN connections alike, has the keepalive timer running: a server that vanished
     without a word is noticed in about a minute, not the kernel's two hours. A connection
     without keepalives shows no timer at all while it is idle."""
     port = int(psycopg2.extensions.parse_dsn(system.database_url).get("port", 5432))
-    timers = _timers_to(port)
+    hex_port = f":{port:04X}"
+    # each established connection to PostgreSQL: its socket -> its timer (/proc/net/tcp's
+    # `tr`: 0 none, 1 retransmit, 2 keepalive, 4 zero-window probe)
+    timers = {
+        f"socket:[{cols[9]}]": cols[5].split(":")[0]
+        for cols in tcp_sockets()
+        if cols[2].endswith(hex_port) and cols[3] == ESTABLISHED
+    }
     seen: dict[str, list[str]] = {}
     for svc, procs in system.procs.items():
         for proc in procs:
-            mine = _sockets(proc.pid)
+            mine = set().union(*(open_files(p) for p in _descendants(proc.pid)))
             seen.setdefault(svc, []).extend(t for s, t in timers.items() if s in mine)
     holding = {svc for svc, t in seen.items() if t}
     assert {"gateway", "ideas", "similar", "customers", "webhooks", "analytics"} <= holding, seen

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,22 +36,35 @@ AMQP_URL = os.environ.get("AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/")
 LOG_DIR = ROOT / ".run" / "test-logs"
 
 
-def listens(pid: int, port: int) -> bool:
-    """Whether process `pid` holds a listening TCP socket on `port` (Linux /proc)."""
-    hex_port = f":{port:04X}"
-    inodes = set()
+def tcp_sockets() -> Iterator[list[str]]:
+    """Each TCP socket the kernel lists (/proc/net/tcp and tcp6), as its columns: [1] the
+    local address, [2] the remote one, [3] the state (01 established, 0A listening), [5] the
+    timer and [9] the inode."""
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         with contextlib.suppress(OSError), open(table) as f:
             for line in f.readlines()[1:]:
-                cols = line.split()
-                if cols[1].endswith(hex_port) and cols[3] == "0A":  # 0A: LISTEN
-                    inodes.add(f"socket:[{cols[9]}]")
+                yield line.split()
+
+
+def open_files(pid: int) -> set[str]:
+    """What process `pid`'s descriptors point at (a socket as `socket:[inode]`)."""
+    out = set()
     with contextlib.suppress(OSError):
         for fd in os.listdir(f"/proc/{pid}/fd"):
             with contextlib.suppress(OSError):
-                if os.readlink(f"/proc/{pid}/fd/{fd}") in inodes:
-                    return True
-    return False
+                out.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+    return out
+
+
+def listens(pid: int, port: int) -> bool:
+    """Whether process `pid` holds a listening TCP socket on `port` (Linux /proc)."""
+    hex_port = f":{port:04X}"
+    inodes = {
+        f"socket:[{cols[9]}]"
+        for cols in tcp_sockets()
+        if cols[1].endswith(hex_port) and cols[3] == "0A"  # 0A: LISTEN
+    }
+    return bool(inodes & open_files(pid))
 
 
 _handed_out: set[int] = set()
