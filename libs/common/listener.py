@@ -61,6 +61,12 @@ class HeadDeadlineHandler(web.RequestHandler):
             self._head_timer.cancel()
             self._head_timer = None
 
+    def close_after_answer(self) -> None:
+        """Close the connection once the current answer is out, without reading the rest of
+        the request's body first (aiohttp reads an unread body for up to 10 s after the
+        answer, to close cleanly: a client trickling its body would hold it all that time)."""
+        self._lingering_time = 0.0
+
     def connection_lost(self, exc: BaseException | None) -> None:
         self._stop_head_clock()
         super().connection_lost(exc)
@@ -76,6 +82,13 @@ class HeadDeadlineHandler(web.RequestHandler):
         response = super().handle_error(request, status, exc, message)
         response.headers["Server"] = SERVER
         return response
+
+
+def close_after_answer(request: web.BaseRequest) -> None:
+    """The request's connection closes once its answer is out (`HeadDeadlineHandler`)."""
+    protocol = request.protocol
+    if isinstance(protocol, HeadDeadlineHandler):
+        protocol.close_after_answer()
 
 
 class _Server(web.Server):

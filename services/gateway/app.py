@@ -21,6 +21,7 @@ from libs.common.errors import (
     PayloadTooLarge,
     PlanRequired,
     RateLimited,
+    ServiceUnavailable,
     Unauthorized,
 )
 from libs.common.web import (
@@ -53,6 +54,7 @@ from .proxy import (
     relay_lean,
 )
 from .priority import Priorities
+from .shares import FairShares, Refused, share_of
 from .upstream import UpstreamPool
 
 KEYS = web.AppKey("keys", KeyStore)
@@ -62,6 +64,7 @@ UPSTREAMS = web.AppKey("upstreams", Upstreams)
 PROXY_SESSION = web.AppKey("proxy_session", aiohttp.ClientSession)
 POOL = web.AppKey("upstream_pool", UpstreamPool)
 PRIORITIES = web.AppKey("priorities", Priorities)
+SHARES = web.AppKey("fair_shares", FairShares)
 KEY = web.RequestKey("key", KeyInfo)
 VERDICT = web.RequestKey("verdict", ratelimit.Verdict)
 OPENAPI_PATH = f"{API}/openapi.json"
@@ -189,28 +192,29 @@ def route_handler(route: Route) -> Handler:
                 )
         if route.service == "gateway":
             return await LOCAL[route.operation_id](request)
+        # The whole body first: a client trickling it holds no turn and no slot meanwhile.
+        body = await read_body(request, app[SETTINGS].request_body_timeout_s)
         if route.low_priority:
             async with app[PRIORITIES].low():
-                return await _forward(request, route)
+                return await _forward(request, route, body)
         if not route.export:  # an export streams for minutes: no turn waits for it
             with app[PRIORITIES].normal():
-                return await _forward(request, route)
-        return await _forward(request, route)
+                return await _forward(request, route, body)
+        return await _forward(request, route, body)
 
     handle.__name__ = route.operation_id
     return handle
 
 
-async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
+async def _forward(request: web.Request, route: Route, body: bytes | None) -> web.StreamResponse:
     app = request.app
     headers = forward_headers(request, request[KEY].internal_headers, request[REQUEST_ID])
     # On every answer, streamed ones too (whose headers leave before the middlewares see them).
     extra = {**request[VERDICT].headers(), H_REQUEST_ID: request[REQUEST_ID]}
-    body = await read_body(request)
     target = app[UPSTREAMS].next(route.service)
     write_timeout = app[SETTINGS].export_write_timeout_s
 
-    async def relay(keep: int = 0) -> Relayed:
+    async def send(keep: int) -> Relayed:
         if target.lean and not route.export:  # exports stream through aiohttp, whatever size
             return await relay_lean(
                 app[POOL], request, target, headers, body, extra, keep, write_timeout
@@ -230,6 +234,21 @@ async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
             limit,
         )
 
+    async def relay(keep: int = 0) -> Relayed:
+        """Both relay paths, each within a slot of the workspace's fair share (an export
+        takes none: it streams for minutes and has per-workspace slots of its own)."""
+        if route.export:
+            return await send(keep)
+        shares, workspace = app[SHARES], request[KEY].bucket
+        try:
+            await shares.acquire(target.base, workspace, route.service)
+        except Refused as refused:
+            raise _refusal(refused, route.service) from None
+        try:
+            return await send(keep)
+        finally:
+            shares.release(target.base, workspace)
+
     key = request.headers.get(idempotency.HEADER)
     if request.method == "POST" and key is not None:
         idempotency.check_key(key)
@@ -244,6 +263,19 @@ async def _forward(request: web.Request, route: Route) -> web.StreamResponse:
             route.secret_fields,
         )
     return (await relay()).response
+
+
+def _refusal(refused: Refused, service: str) -> ApiError:
+    """429 when the workspace's own requests hold its share, 503 when everyone's hold the
+    service's slots (docs/gateway.md#fair-shares)."""
+    headers = {"Retry-After": str(refused.retry_after)}
+    if refused.reason == "share":
+        return RateLimited(
+            f"This workspace's share of the {service} service's capacity is in use by its"
+            " other requests; retry shortly",
+            headers=headers,
+        )
+    return ServiceUnavailable(f"The {service} service is busy; retry shortly", headers=headers)
 
 
 async def _state(app: web.Application) -> AsyncIterator[None]:
@@ -267,7 +299,14 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
         skip_auto_headers=("User-Agent", "Accept-Encoding"),
     )
     app[PROXY_SESSION] = session
-    app[POOL] = UpstreamPool(connect_timeout=5.0, read_timeout=120.0, idle_s=s.peer_idle_s)
+    app[POOL] = UpstreamPool(
+        connect_timeout=5.0, read_timeout=120.0, max_per_host=s.upstream_slots, idle_s=s.peer_idle_s
+    )
+    app[SHARES] = FairShares(
+        s.upstream_slots,
+        share_of(s.upstream_slots, s.fair_share, s.fair_share_min),
+        s.fair_share_wait_s,
+    )
     sweeper = asyncio.create_task(ratelimit.sweep_forever(app[PG_POOL]))
     yield
     sweeper.cancel()

@@ -14,6 +14,7 @@ are compressed by the gateway's outermost middleware (`compression.py`).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import zlib
 from collections.abc import Awaitable, Callable, Iterable, Iterator
@@ -26,6 +27,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from libs.common.caller import H_REQUEST_ID
+from libs.common.listener import close_after_answer
 from libs.common.errors import PayloadTooLarge, ServiceUnavailable, ValidationFailed
 from libs.common.validation import MAX_BODY
 from libs.common.streaming import bound_receive_buffer, bound_send_buffer, cut_off, write_within
@@ -125,9 +127,14 @@ def forward_headers(
     return out
 
 
-async def read_body(request: web.Request) -> bytes | None:
+async def read_body(request: web.Request, timeout_s: float) -> bytes | None:
     """The request body, decoded as its Content-Encoding says; 400 for another encoding or a
-    body that does not decode, 413 past 1 MiB (sent or decoded)."""
+    body that does not decode, 413 past 1 MiB (sent or decoded).
+
+    The whole body must arrive within `timeout_s` (REQUEST_BODY_TIMEOUT_S): a client that
+    trickles it gets 400 `validation_error` on `body` and its connection is closed after the
+    answer (docs/gateway.md#request-bodies). It is read before the request takes a turn or a
+    slot (`app.route_handler`), so a trickling body holds neither."""
     if not request.can_read_body:
         return None
     encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
@@ -136,9 +143,18 @@ async def read_body(request: web.Request) -> bytes | None:
             "Content-Encoding must be gzip, deflate or identity", field="Content-Encoding"
         )
     try:
-        raw = await request.read()
+        async with asyncio.timeout(timeout_s):  # not wait_for: it can swallow a cancellation
+            raw = await request.read()
     except web.RequestPayloadError as err:
         raise ValidationFailed("The request body was cut short", field="body") from err
+    except TimeoutError as err:
+        log.info("request_body_timed_out", path=request.path, timeout_s=timeout_s)
+        close_after_answer(request)
+        raise ValidationFailed(
+            f"The request body did not arrive within {timeout_s:g} s",
+            field="body",
+            headers={"Connection": "close"},
+        ) from err
     if encoding == "identity":
         return raw
     wbits = _ENCODINGS[encoding]

@@ -1,4 +1,5 @@
-"""The gateway's settings: its listeners, key caches, rate windows, CORS, export relaying."""
+"""The gateway's settings: its listeners, key caches, rate windows, CORS, export relaying,
+upstream slots and their fair shares, request bodies' time limit."""
 
 from __future__ import annotations
 
@@ -43,6 +44,13 @@ def _origins(env: dict[str, str]) -> tuple[str, ...]:
     return origins
 
 
+def _fraction(env: dict[str, str], name: str, default: float) -> float:
+    value = env_float(env, name, default)
+    if value > 1:
+        raise SettingsError(f"{name} must be a fraction in (0, 1], got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class GatewaySettings(Settings):
     DB_TIMEOUTS: ClassVar[tuple[float, float]] = (5.0, 10.0)  # key look-ups, rate counters,
@@ -60,6 +68,13 @@ class GatewaySettings(Settings):
     export_write_timeout_s: float = 20.0
     cors_allowed_origins: tuple[str, ...] = ()
     low_priority_wait_ms: float = 100.0  # docs/gateway.md#priorities
+    # docs/gateway.md#fair-shares: slots per service address, a workspace's share of them
+    # (a fraction, at least a floor), and the bound on a wait for one
+    upstream_slots: int = 100
+    fair_share: float = 0.25
+    fair_share_min: int = 4
+    fair_share_wait_s: float = 2.0
+    request_body_timeout_s: float = 15.0  # to read a request's whole body
 
     @classmethod
     def read(cls, e: dict[str, str], require_secrets: bool) -> dict[str, Any]:
@@ -77,6 +92,11 @@ class GatewaySettings(Settings):
             export_write_timeout_s=env_float(e, "EXPORT_WRITE_TIMEOUT_S", 20.0),
             cors_allowed_origins=_origins(e),
             low_priority_wait_ms=env_float(e, "LOW_PRIORITY_WAIT_MS", 100.0),
+            upstream_slots=env_int(e, "UPSTREAM_SLOTS", 100, 1),
+            fair_share=_fraction(e, "FAIR_SHARE", 0.25),
+            fair_share_min=env_int(e, "FAIR_SHARE_MIN", 4, 1),
+            fair_share_wait_s=env_float(e, "FAIR_SHARE_WAIT_S", 2.0),
+            request_body_timeout_s=env_float(e, "REQUEST_BODY_TIMEOUT_S", 15.0),
         )
 
 
