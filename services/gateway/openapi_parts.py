@@ -78,7 +78,8 @@ ERROR_SCHEMAS: dict[str, Any] = {
 ERRORS: dict[str, tuple[str, str, dict[str, str]]] = {
     "400": (
         "ValidationError",
-        "Invalid JSON, or a field or query parameter failed validation (`field` names it)",
+        "Invalid JSON, or a field or query parameter failed validation (`field` names it), "
+        "or the body did not arrive in time (`field` is `body`; the connection is then closed)",
         {"code": "validation_error", "message": "title is required", "field": "title"},
     ),
     "401": (
@@ -121,7 +122,9 @@ ERRORS: dict[str, tuple[str, str, dict[str, str]]] = {
     ),
     "429": (
         "TooManyRequests",
-        "The rate limit is reached; retry after `Retry-After` seconds",
+        "The rate limit is reached, or this workspace's share of the service's concurrent "
+        "requests is in use by its other requests (refused after a wait of a few seconds); "
+        "retry after `Retry-After` seconds",
         {"code": "rate_limited", "message": "Rate limit of 120 requests per minute exceeded"},
     ),
     "500": (
@@ -134,7 +137,8 @@ ERRORS: dict[str, tuple[str, str, dict[str, str]]] = {
     ),
     "503": (
         "ServiceUnavailable",
-        "A service is temporarily unavailable; retry later",
+        "A service is temporarily unavailable, or every workspace's requests together use all "
+        "of its capacity (refused after a wait of a few seconds); retry later",
         {"code": "service_unavailable", "message": "Service temporarily unavailable"},
     ),
 }
@@ -218,8 +222,8 @@ def _error_headers(status: str) -> dict[str, Any]:
             **COMPONENT_HEADERS["Retry-After"],
             "required": False,
             "description": "Seconds to wait, when the service knows: a "
-            "busy export (all export slots taken) or a statement that ran "
-            "past its time limit",
+            "busy export (all export slots taken), a statement that ran "
+            "past its time limit, or a service whose capacity was all in use",
         }
     return headers
 

@@ -230,7 +230,8 @@ class UpstreamPool:
     """Keep-alive connections per service address; one request per connection at a time.
 
     At most `max_per_host` requests per address are in flight; further ones wait for a
-    connection to come free. A service whose database pool holds 10 connections gains nothing
+    connection to come free. (The gateway admits at most as many per address, shared out per
+    workspace with bounded waits: `shares.FairShares`, so none waits here.) A service whose database pool holds 10 connections gains nothing
     from hundreds of concurrent requests, and opening a connection per waiting request when a
     service slows down would spend the CPU it needs to catch up.
     """

@@ -204,6 +204,8 @@ async def test_noisy_workspace_gets_429_beyond_its_share_and_the_victim_stays_fa
     report = await victim_beside_noise(ping, read)
     print(report.summary())
     assert_victim_unharmed(report)
+    # the victim reads one after another: a stall behind the pings is one slow read, not 1%
+    assert report.victim_worst_ms < 2000, report.summary()
     assert report.victim_statuses == {200: len(report.victim_ms)}, report.summary()
     # the first burst's share of pings held their slots for the whole run: every other ping
     # was refused after its bounded wait, none was an error
