@@ -138,6 +138,7 @@ class Rig:
     system: System
     http: aiohttp.ClientSession
     hanging_url: str  # accepts, reads, never answers
+    accepted: list[asyncio.StreamWriter]  # its connections so far
 
     def workspace(self) -> Workspace:
         ws = make_workspace(self.system.database_url, plan="enterprise", rate_limit=100_000)
@@ -173,7 +174,7 @@ async def rig() -> AsyncIterator[Rig]:
         async with aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=0), timeout=aiohttp.ClientTimeout(total=60)
         ) as http:
-            yield Rig(system, http, f"http://127.0.0.1:{port}/hook")
+            yield Rig(system, http, f"http://127.0.0.1:{port}/hook", held)
     finally:
         system.stop()
         receiver.close()
@@ -237,12 +238,15 @@ async def test_a_service_full_of_everyones_shares_answers_503_after_the_bounded_
     hooks = [await rig.webhook(ws) for ws in holders]
     late = rig.workspace()
     late_hook = await rig.webhook(late)
+    before = len(rig.accepted)
     pings = [
         asyncio.create_task(ws.api.post(f"/api/v1/webhooks/{hook}/test"))
         for ws, hook in zip(holders, hooks)
         for _ in range(SHARE)
     ]
-    await asyncio.sleep(1.0)  # every ping holds its slot, waiting for the receiver
+    async with asyncio.timeout(8):  # every ping holds its slot, waiting for the receiver
+        while len(rig.accepted) < before + SLOTS:
+            await asyncio.sleep(0.05)
     started = time.monotonic()
     r = await late.api.get(f"/api/v1/webhooks/{late_hook}")
     waited = time.monotonic() - started
