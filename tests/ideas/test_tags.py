@@ -296,3 +296,26 @@ async def test_mcp_create_and_update_idea_take_tag_ids(ws: Workspace) -> None:
         detail = await call(session, "update_idea", id=idea["ideaServiceId"], tagIds=[b["id"]])
         assert [t["id"] for t in detail["tags"]] == [b["id"]]
     assert await detail_tags(ws.api, idea["id"]) == [b["id"]]
+
+
+async def test_a_tag_deleted_while_ideas_take_it_leaves_no_idea_with_it(api: Api) -> None:
+    """Ideas tagged (create and PATCH) at the same time as the tag is deleted: each write either
+    came first (the delete then takes the tag off) or is 404; afterwards no idea has the tag
+    and the `tag_id` filter finds none."""
+    ideas = [
+        (await api.post("/api/v1/ideas", json={"title": f"Race {n}"})).data["id"] for n in range(12)
+    ]
+    for _ in range(5):
+        tag = await new_tag(api)
+        writes = [
+            api.patch(f"/api/v1/ideas/{idea}", json={"tagIds": [tag["id"]]}) for idea in ideas
+        ]
+        creates = [
+            api.post("/api/v1/ideas", json={"title": f"Racer {n}", "tagIds": [tag["id"]]})
+            for n in range(6)
+        ]
+        delete = api.delete(f"{TAGS}/{tag['id']}")
+        rs = await asyncio.gather(*writes[:6], *creates[:3], delete, *writes[6:], *creates[3:])
+        assert {r.status for r in rs} <= {200, 404}, [r.body for r in rs if r.status >= 500]
+        assert await tagged(api, tag["id"]) == []
+        assert await counts(api) == {}
