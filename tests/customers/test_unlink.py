@@ -151,3 +151,25 @@ async def test_a_link_a_merge_copied_unlinks_like_any_other(api: Api) -> None:
     assert await poll(lambda: idea_arr(api, duplicate["id"]), 40) == 40
     assert await linked(api, primary["id"]) == [direct["id"]]
     assert await poll(lambda: idea_arr(api, primary["id"]), 1) == 1
+
+
+async def test_a_copied_link_unlinked_then_linked_directly_survives_the_unmerge(api: Api) -> None:
+    """Unlinked from the primary, then linked there directly: the new link is the primary's
+    own, and the unmerge (which removes only the links the merge made) leaves it."""
+    primary, duplicate = await new_idea(api), await new_idea(api)
+    customer = await new_customer(api, arr=300)
+    await link(api, duplicate["id"], customer["id"])
+    r = await api.post(f"/api/v1/ideas/{duplicate['id']}/merge", json={"intoId": primary["id"]})
+    assert r.status == 200, r.body
+    assert await poll(lambda: linked(api, primary["id"]), [customer["id"]], within=5.0) == [
+        customer["id"]
+    ]
+    assert (await api.delete(unlink_path(primary["id"], customer["id"]))).status == 200
+    assert await poll(lambda: idea_arr(api, primary["id"]), None) is None
+    await link(api, primary["id"], customer["id"])
+    assert await poll(lambda: idea_arr(api, primary["id"]), 300) == 300
+    assert (await api.post(f"/api/v1/ideas/{duplicate['id']}/unmerge")).status == 200
+    await poll(lambda: idea_arr(api, primary["id"]), None, within=1.0)  # give it the chance
+    assert await linked(api, primary["id"]) == [customer["id"]]
+    assert await idea_arr(api, primary["id"]) == 300
+    assert await linked(api, duplicate["id"]) == [customer["id"]]
