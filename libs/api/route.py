@@ -23,6 +23,7 @@ SCOPES = (
     "ideas:vote",
     "webhooks:manage",
     "workspace:read",
+    "workspace:write",
     "roadmap:read",
     "roadmap:write",
     "customers:read",

@@ -63,11 +63,23 @@ class Seeder:
                 (self.ws,),
             )
             self.stages = [r[0] for r in cur.fetchall()]
-        self.tags = [self.uid() for _ in d.TAGS]
+        # Tag names are unique in a workspace (ignoring case): a tag the workspace already has
+        # (an earlier seed, or one made through the API) is used, not made again.
+        with self.conn.cursor() as cur:
+            cur.execute(
+                "SELECT lower(name), id FROM ideas.tags WHERE workspace_id = %s", (self.ws,)
+            )
+            have = dict(cur.fetchall())
+        ids = {name: self.uid() for name, _ in d.TAGS}  # drawn for every tag: ids stay stable
+        self.tags = [have.get(name.lower(), ids[name]) for name, _ in d.TAGS]
         self.copy(
             "ideas.tags",
             "workspace_id, id, name, color",
-            [_line((self.ws, t, name, color)) for t, (name, color) in zip(self.tags, d.TAGS)],
+            [
+                _line((self.ws, ids[name], name, color))
+                for name, color in d.TAGS
+                if name.lower() not in have
+            ],
         )
         ids = {name: self.uid() for name, _ in d.PRODUCTS}
         self.products = list(ids.values())

@@ -1,7 +1,7 @@
 """The events the customers service emits, written to its outbox in the change's transaction.
 
 `customer.created` / `customer.updated` are public (webhook subscribers get them):
-`{"customer": CustomerFull}`. `link.created` is internal: the ideas service projects it onto
+`{"customer": CustomerFull}`. `link.created` and `link.deleted` are internal: the ideas service projects it onto
 the idea's revenue fields. It carries the customer's ARR and version (`customerUpdatedAt`) so
 the projection is right whichever of a customer's events arrives first.
 """
@@ -54,5 +54,25 @@ async def link_created(
             "arr": None if arr is None else str(arr),
             "customerUpdatedAt": version,
         },
+        request_id,
+    )
+
+
+async def link_deleted(
+    cur: aiopg.Cursor,
+    workspace_id: uuid.UUID,
+    idea_id: uuid.UUID,
+    customer_id: uuid.UUID,
+    linked_at: datetime,
+    request_id: str | None,
+) -> None:
+    """The pair's link (made at `linked_at`) is gone: the projection drops it and remembers the
+    removal, so a late or repeated `link.created` of that link changes nothing."""
+    await add_event(
+        cur,
+        SCHEMA,
+        "link.deleted",
+        workspace_id,
+        {"ideaId": str(idea_id), "customerId": str(customer_id), "linkedAt": linked_at},
         request_id,
     )

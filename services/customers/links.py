@@ -16,11 +16,15 @@ async def insert(
     cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID, customer_id: uuid.UUID
 ) -> db.Row | None:
     """Link the pair; None when it is already linked. Returns the link with the customer's
-    current ARR and version, read under a share lock so no update slips between them."""
+    current ARR and version, read under a share lock so no update slips between them.
+
+    `linked_at` is the clock's time, taken under the idea's link lock (the caller's
+    `merges.lock_links`): a link made again after an unlink is always later than the one
+    removed, which the projection relies on to tell it from a late event of the old one."""
     row = await db.fetchone(
         cur,
         "INSERT INTO customers.idea_links (workspace_id, idea_id, customer_id, linked_at)"
-        " VALUES (%s, %s, %s, now()) ON CONFLICT DO NOTHING RETURNING linked_at",
+        " VALUES (%s, %s, %s, clock_timestamp()) ON CONFLICT DO NOTHING RETURNING linked_at",
         (workspace_id, idea_id, customer_id),
     )
     if row is None:
@@ -33,6 +37,19 @@ async def insert(
     )
     assert customer is not None  # the caller checked it, and customers are never deleted
     return {"linked_at": row["linked_at"], **customer}
+
+
+async def remove(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID, customer_id: uuid.UUID
+) -> Any:
+    """Unlink the pair (under the idea's link lock); its `linked_at`, or None when the pair is
+    not linked in this workspace."""
+    return await db.fetchval(
+        cur,
+        "DELETE FROM customers.idea_links WHERE workspace_id = %s AND idea_id = %s"
+        " AND customer_id = %s RETURNING linked_at",
+        (workspace_id, idea_id, customer_id),
+    )
 
 
 async def customers_of_idea(

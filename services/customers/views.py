@@ -118,6 +118,20 @@ async def link_customer(request: web.Request) -> web.Response:
     )
 
 
+async def unlink_customer(request: web.Request) -> web.Response:
+    idea_id, customer_id = path_uuid(request), path_uuid(request, "customerId")
+    who = caller(request)
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        await merges.lock_links(cur, who.workspace_id, idea_id)
+        linked_at = await links.remove(cur, who.workspace_id, idea_id, customer_id)
+        if linked_at is None:
+            raise NotFound("The customer is not linked to this idea")
+        await events.link_deleted(
+            cur, who.workspace_id, idea_id, customer_id, linked_at, who.request_id
+        )
+    return data_response({"ideaId": idea_id, "customerId": customer_id, "unlinked": True})
+
+
 async def list_idea_customers(request: web.Request) -> web.Response:
     idea_id = path_uuid(request)
     q = parse_query(request, PageQuery)

@@ -14,7 +14,7 @@ from libs.common.caller import Caller
 from libs.common.errors import NotFound, ValidationFailed
 from libs.common.messaging import add_event
 
-from . import store
+from . import store, tags
 from libs.api.ideas.requests import UpdateIdeaRequest
 from libs.api.webhooks.events import AUTHOR_HEADER
 from .render import IDEA_JSON, fragment
@@ -44,6 +44,7 @@ def initial_status(who: Caller) -> str:
 
 
 async def create(cur: aiopg.Cursor, who: Caller, items: list[store.NewIdea]) -> list[str]:
+    await tags.check(cur, who.workspace_id, [t for item in items for t in item.tag_ids])
     ideas = await store.create_ideas(cur, who.workspace_id, initial_status(who), items)
     for item, idea in zip(items, ideas):
         # The author rides beside the body, for the automation payload (docs/webhooks.md).
@@ -75,6 +76,9 @@ async def update(
     changed = "status" in given and given["status"] != row["status"]
     if changed:
         sets.update(store.status_change(row, given["status"], store.now_utc()))
+    if body.tagIds is not None:  # before the write: its IdeaDetail shows the new set
+        await tags.check(cur, who.workspace_id, body.tagIds)
+        await tags.replace(cur, who.workspace_id, idea_id, body.tagIds)
     idea, detail = await store.write_idea(cur, who.workspace_id, idea_id, sets)
     if changed:
         await store.add_decision(
@@ -173,6 +177,27 @@ async def vote(
     count, idea = await cur.fetchone()
     await emit(cur, who, "idea.voted", idea, vote={"voter": voter, "value": value})
     return {"ideaId": idea_id, "voter": voter, "value": value, "voteCount": count}
+
+
+async def unvote(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID, voter: str) -> dict[str, Any]:
+    """Remove the voter's vote (404 when there is none): `idea.voted` with value 0."""
+    await store.lock_ideas(cur, who.workspace_id, [idea_id])
+    old = await db.fetchval(
+        cur,
+        "DELETE FROM ideas.votes WHERE workspace_id = %s AND idea_id = %s AND voter = %s"
+        " RETURNING value",
+        (who.workspace_id, idea_id, voter),
+    )
+    if old is None:
+        raise NotFound("Vote not found")
+    await cur.execute(
+        "UPDATE ideas.ideas i SET vote_count = vote_count - %s, last_activity_at = now()"
+        f" WHERE workspace_id = %s AND id = %s RETURNING vote_count, {IDEA_JSON}::text",
+        (old, who.workspace_id, idea_id),
+    )
+    count, idea = await cur.fetchone()
+    await emit(cur, who, "idea.voted", idea, vote={"voter": voter, "value": 0})
+    return {"ideaId": idea_id, "voter": voter, "value": 0, "voteCount": count}
 
 
 async def assign(

@@ -4,7 +4,7 @@ Fed by the customers service's events (queue `ideas`: `customer.*`, `link.*`). E
 twice or in any order, so the projection is a state, not a running sum:
 - each customer's ARR is kept with its version (the customer's `updatedAt`, strictly increasing
   per customer); a state applies only when it is newer than the one kept;
-- links are a set; a removed link (`link.deleted`, an unmerge) leaves its `linked_at` behind,
+- links are a set; a removed link (`link.deleted`: an unlink or an unmerge) leaves its `linked_at` behind,
   and a `link.created` of the same pair that is not newer (a late or repeated one) is ignored;
 - an idea's `total_customer_arr` (sum of its linked customers' current ARR; null when none is
   known) and `customer_count` are recomputed from those tables.
@@ -109,7 +109,7 @@ async def on_link(cur: aiopg.Cursor, workspace_id: str, data: dict[str, Any]) ->
 
 
 async def on_unlink(cur: aiopg.Cursor, workspace_id: str, data: dict[str, Any]) -> None:
-    """A link removed (an unmerge): remember it, drop it, recompute the idea."""
+    """A link removed (an unlink or an unmerge): remember it, drop it, recompute the idea."""
     params = {
         "ws": workspace_id,
         "idea": data["ideaId"],

@@ -7,7 +7,7 @@ Every function takes the cursor of the caller's transaction; events are written 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -16,7 +16,7 @@ import aiopg
 from libs.common import db
 from libs.common.errors import NotFound
 
-from . import prepared
+from . import prepared, tags
 from .render import DETAIL_JSON, IDEA_JSON
 from .state import next_numbers
 
@@ -48,6 +48,7 @@ class NewIdea:
     url_key: str | None = None
     author_name: str | None = None
     author_id: str | None = None
+    tag_ids: list[uuid.UUID] = field(default_factory=list)  # checked by the caller (tags.check)
 
 
 def fold_title(title: str) -> str:
@@ -83,11 +84,12 @@ async def create_ideas(
     first = await next_numbers(cur, workspace_id, len(items))
     out = []
     for n, item in enumerate(items):
+        idea_id = uuid.uuid4()
         await cur.execute(
             INSERT_SQL,
             (
                 workspace_id,
-                uuid.uuid4(),
+                idea_id,
                 first + n,
                 item.title,
                 item.summary,
@@ -103,6 +105,8 @@ async def create_ideas(
             ),
         )
         out.append((await cur.fetchone())[0])
+        if item.tag_ids:
+            await tags.put_on(cur, workspace_id, idea_id, item.tag_ids)
     return out
 
 

@@ -30,9 +30,12 @@ from libs.api.ideas.requests import (
     VoteRequest,
 )
 from .embedding import idea_text
+from .field_views import create_tag, delete_tag, unvote_idea, update_tag
 from .render import fragment
 from .settings import SETTINGS
 from .state import ensure_workspace
+
+__all__ = ["create_tag", "delete_tag", "unvote_idea", "update_tag"]  # mounted from here
 
 
 def new_idea(body: CreateIdeaRequest) -> store.NewIdea:
@@ -43,6 +46,7 @@ def new_idea(body: CreateIdeaRequest) -> store.NewIdea:
         category=body.category,
         url=body.url,
         url_key=automation.normalize_url(body.url) if body.url else None,
+        tag_ids=body.tagIds,
     )
 
 

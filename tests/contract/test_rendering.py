@@ -117,6 +117,13 @@ async def scenario(api: Api, system: System, ws_id: str, hook_url: str) -> dict[
     await api.patch(path, json={"status": "shipped"})
     await api.post(f"{path}/vote", json={"voter": "ada", "value": 1})
     await api.get(f"{path}/votes")
+    await api.post(f"{path}/vote", json={"voter": "eve", "value": -1})
+    await api.delete(f"{path}/vote", params={"voter": "eve"})
+    tag = (await api.post("/api/v1/tags", json={"name": "rendering", "color": "#6366f1"})).data
+    await api.patch(f"/api/v1/tags/{tag['id']}", json={"name": "Rendering"})
+    await api.patch(path, json={"tagIds": [tag["id"]]})
+    spare = (await api.post("/api/v1/tags", json={"name": "spare"})).data
+    await api.delete(f"/api/v1/tags/{spare['id']}")
     stages = (await api.get("/api/v1/roadmap/stages")).data
     await api.put(f"{path}/roadmap", json={"stageId": stages[0]["id"]})
     customer = (
@@ -136,6 +143,14 @@ async def scenario(api: Api, system: System, ws_id: str, hook_url: str) -> dict[
     cpath = f"/api/v1/customers/{customer['id']}"
     await api.patch(cpath, json={"arr": 130000})
     await api.post(f"{path}/customers", json={"customerId": customer["id"]})
+    seeded_customer = next(
+        c["id"]
+        for c in (await api.get("/api/v1/customers", params={"limit": 2})).data
+        if c["id"] != customer["id"]
+    )
+    r = await api.post(f"{path}/customers", json={"customerId": seeded_customer})
+    assert r.status == 200, r.body
+    await api.delete(f"{path}/customers/{seeded_customer}")
     await api.get(cpath)
     await api.get(f"{cpath}/ideas")
     await api.get(f"{path}/customers")

@@ -114,3 +114,18 @@ async def test_demo_prints_a_working_key(system: System, api: Api) -> None:
     info = (await demo.get("/api/v1/workspace")).data
     assert info["id"] == out["workspaceId"] and info["plan"] == "pro" and info["name"] == "Demo"
     assert info["ideasTotal"] > 40
+
+
+async def test_seed_uses_the_tags_a_workspace_already_has(system: System, new_workspace) -> None:
+    """Tag names are unique per workspace ignoring case: a seed into a workspace that made `UX`
+    through the API puts the seed's `ux` ideas on that tag instead of failing, and adds the
+    tags it lacks."""
+    ws = await new_workspace()
+    mine = (await ws.api.post("/api/v1/tags", json={"name": "UX", "color": "#000000"})).data
+    await ctl(system, "seed", "--workspace", ws.id, "--ideas", "60", "--customers", "3")
+    tags = (await ws.api.get("/api/v1/tags")).data
+    names = [t["name"].lower() for t in tags]
+    assert len(names) == len(set(names)) == 12 and "UX" in [t["name"] for t in tags]
+    ux = next(t for t in tags if t["id"] == mine["id"])
+    listed = await ws.api.get("/api/v1/ideas", params={"tag_id": mine["id"], "limit": 100})
+    assert ux["ideaCount"] == listed.json["pagination"]["total"] > 0

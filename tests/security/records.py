@@ -24,6 +24,7 @@ class Records:
     webhooks: list[str] = field(default_factory=list)
     hooks: list[str] = field(default_factory=list)
     deliveries: list[str] = field(default_factory=list)  # of webhooks[0]
+    tags: list[str] = field(default_factory=list)
 
     @property
     def second_ideas(self) -> list[str]:
@@ -69,6 +70,7 @@ async def seed_records(
         c["id"] for c in (await api.get("/api/v1/customers", params={"limit": 100})).data
     ]
     rec.stages = [s["id"] for s in (await api.get("/api/v1/roadmap/stages")).data]
+    rec.tags = [t["id"] for t in (await api.get("/api/v1/tags")).data]
     # The idea and customer created above are delivered to webhooks[0] an hour from now: the
     # delivery rows exist at once (within a second or two of the event).
     deadline = time.monotonic() + 10
@@ -76,5 +78,5 @@ async def seed_records(
         detail = (await api.get(f"/api/v1/webhooks/{rec.webhooks[0]}")).data
         rec.deliveries = [d["id"] for d in detail["recentDeliveries"]]
         await asyncio.sleep(0.2)
-    assert rec.ideas and rec.customers and rec.stages and rec.deliveries
+    assert rec.ideas and rec.customers and rec.stages and rec.deliveries and rec.tags
     return rec

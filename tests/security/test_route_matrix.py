@@ -38,6 +38,8 @@ from .records import Records, seed_records
 PATH_KINDS = {
     ("ideas", "id"): "ideas",
     ("customers", "id"): "customers",
+    ("customers", "customerId"): "customers",
+    ("tags", "id"): "tags",
     ("webhooks", "id"): "webhooks",
     ("subscribe", "id"): "hooks",
     ("deliveries", "deliveryId"): "deliveries",
@@ -47,10 +49,10 @@ PATH_KINDS = {
 # record decides the answer. `{kind}` is replaced by an id of that kind. A route with a body
 # and no entry here fails its test until one is added.
 BODIES: dict[str, Any] = {
-    "create_idea": {"title": "Matrix idea"},
+    "create_idea": {"title": "Matrix idea", "tagIds": ["{tags}"]},
     "batch_create_ideas": {"ideas": [{"title": "Matrix idea"}]},
     "batch_update_status": {"ids": ["{ideas}"], "status": "planned"},
-    "update_idea": {"title": "Renamed by the matrix"},
+    "update_idea": {"title": "Renamed by the matrix", "tagIds": ["{tags}"]},
     "vote_idea": {"value": 1},
     # the primary is another idea than the path's: the same one would be a 400 before any 404
     "merge_idea": {"intoId": "{second_ideas}"},
@@ -60,6 +62,8 @@ BODIES: dict[str, Any] = {
     "create_customer": {"name": "Matrix customer"},
     "update_customer": {"name": "Renamed by the matrix"},
     "link_customer": {"customerId": "{customers}"},
+    "create_tag": {"name": "Matrix tag", "color": "#123abc"},
+    "update_tag": {"name": "Renamed by the matrix"},
     "create_webhook": {"targetUrl": "https://hooks.example.com/matrix", "events": ["idea.created"]},
     "automation_subscribe": {"hookUrl": "https://hooks.example.com/matrix"},
     "update_webhook": {"name": "Renamed by the matrix"},
@@ -283,7 +287,7 @@ async def test_route_never_shows_another_workspace(matrix: Matrix, route: Route)
     text = r.body.decode()
     foreign = [
         i
-        for kind in ("ideas", "customers", "stages", "webhooks", "hooks", "deliveries")
+        for kind in ("ideas", "customers", "stages", "webhooks", "hooks", "deliveries", "tags")
         for i in getattr(other, kind)
         if i in text
     ]

@@ -8,6 +8,7 @@ from .schemas import (
     CustomerLinkResponse,
     CustomerListResponse,
     CustomerResponse,
+    CustomerUnlinkResponse,
     LinkCustomerRequest,
     LinkedCustomerListResponse,
     ListCustomersQuery,
@@ -136,5 +137,19 @@ ROUTES = [
         tool=LINK_CUSTOMER,
         description="A second link of the same pair: 409 `conflict`. The idea's "
         "`totalCustomerARR` follows within a second.",
+    ),
+    Route(
+        "DELETE",
+        f"{API}/ideas/{{id}}/customers/{{customerId}}",
+        S,
+        "unlink_customer",
+        "customers:write",
+        "Unlink a customer from an idea",
+        tags=("Customers",),
+        responses={200: CustomerUnlinkResponse},
+        description="Removes the link: the customer's ARR leaves the idea's `totalCustomerARR` "
+        "within a second. A pair that is not linked: 404 `not_found`. A link that a merge "
+        "copied to the primary goes like any other (the unmerge then has nothing to remove "
+        "for it).",
     ),
 ]

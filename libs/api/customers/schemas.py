@@ -217,6 +217,25 @@ class CustomerLink(Out):
     """When they were linked"""
 
 
+class CustomerUnlinked(Out):
+    """A link between an idea and a customer, removed."""
+
+    model_config = example(
+        {
+            "ideaId": "3f1c2a9e-8b4d-4e61-9a57-0c2d5e7f8a91",
+            "customerId": CUSTOMER_ID,
+            "unlinked": True,
+        }
+    )
+
+    ideaId: uuid.UUID
+    """The idea's id"""
+    customerId: uuid.UUID
+    """The customer's id"""
+    unlinked: bool
+    """Always true"""
+
+
 CustomerResponse = data_of("CustomerResponse", CustomerFull, "A customer")
 CustomerListResponse = page_of(
     "CustomerListResponse",
@@ -228,6 +247,7 @@ LinkedCustomerListResponse = page_of(
     "LinkedCustomerListResponse", LinkedCustomer, "A page of the customers linked to an idea"
 )
 CustomerLinkResponse = data_of("CustomerLinkResponse", CustomerLink, "The new link")
+CustomerUnlinkResponse = data_of("CustomerUnlinkResponse", CustomerUnlinked, "The link is gone")
 CustomerIdeaListResponse = page_of(
     "CustomerIdeaListResponse", Idea, "A page of the ideas linked to a customer"
 )

@@ -24,6 +24,7 @@ from .schemas import (
     SimilarIdea,
     SupportTicket,
     Tag,
+    TagDeleted,
     VoteBreakdown,
     VoteResult,
     WorkspaceInfo,
@@ -57,6 +58,8 @@ BatchStatusResponse = data_of("BatchStatusResponse", BatchStatusResult, "The cha
 RoadmapStageList = data_of("RoadmapStageList", list[RoadmapStage], "The workspace's roadmap stages")
 WorkspaceInfoResponse = data_of("WorkspaceInfoResponse", WorkspaceInfo, "The workspace")
 TagList = data_of("TagList", list[Tag], "The workspace's tags")
+TagResponse = data_of("TagResponse", Tag, "A tag")
+TagDeletedResponse = data_of("TagDeletedResponse", TagDeleted, "The tag is deleted")
 ProductList = data_of("ProductList", list[Product], "The workspace's products")
 MergeResponse = data_of("MergeResponse", MergeResult, "The primary and the duplicate")
 SimilarIdeaList = data_of(

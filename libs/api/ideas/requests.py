@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 from uuid import UUID
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from libs.api.base import example
 from libs.api.enums import IdeaSource, IdeaStatus
@@ -28,6 +28,19 @@ SortKey = Literal[
     "decidedAt",
 ]
 Number = float
+# An idea's tags as a request names them: the tags' ids, each once (docs/ideas.md).
+TagIds = Annotated[
+    list[UUID],
+    Field(max_length=50, json_schema_extra={"uniqueItems": True}),
+    AfterValidator(lambda ids: _unique(ids, "tagIds")),
+]
+HEX_COLOR = r"^#[0-9a-fA-F]{6}$"
+
+
+def _unique(ids: list[UUID], name: str) -> list[UUID]:
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{name} must not repeat an id")
+    return ids
 
 
 class CreateIdeaRequest(Body):
@@ -45,6 +58,8 @@ class CreateIdeaRequest(Body):
     """Category, e.g. `feature`, `bug`, `improvement`"""
     url: str | None = Field(default=None, max_length=2000)
     """Link to the original item"""
+    tagIds: TagIds = Field(default_factory=list)
+    """Tags of the workspace to put on the idea (0 to 50, each once)"""
 
 
 class UpdateIdeaRequest(Body):
@@ -69,12 +84,14 @@ class UpdateIdeaRequest(Body):
     """RICE confidence, a fraction from 0 to 1"""
     riceEffort: Number | None = Field(default=None, gt=0, allow_inf_nan=False)
     """RICE effort (more than 0)"""
+    tagIds: TagIds = None  # type: ignore[assignment]
+    """The idea's tags: replaces its set (0 to 50 tags of the workspace, each once; not null)"""
 
     @model_validator(mode="after")
     def _not_empty(self) -> UpdateIdeaRequest:
         if not self.model_fields_set:
             raise ValueError("at least one property is required")
-        for name in ("title", "status"):
+        for name in ("title", "status", "tagIds"):
             if name in self.model_fields_set and getattr(self, name) is None:
                 raise ValidationFailed(f"{name} must not be null", field=name)
         return self
@@ -97,6 +114,41 @@ class VoteRequest(Body):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError("Input should be -1 or 1")
         return value
+
+
+class UnvoteQuery(Query):
+    voter: str | None = Field(default=None, min_length=1, max_length=255)
+    """Whose vote to remove; `key:<keyId>` when absent, as for a vote"""
+
+
+class CreateTagRequest(Body):
+    """A new tag of the workspace."""
+
+    model_config = example({"name": "ui", "color": "#6366f1"})
+
+    name: str = Field(min_length=1, max_length=50)
+    """Tag name, 1 to 50 characters; unique in the workspace, ignoring case"""
+    color: str | None = Field(default=None, pattern=HEX_COLOR)
+    """Display colour as `#rrggbb`, or null"""
+
+
+class UpdateTagRequest(Body):
+    """At least one property; omitted ones stay unchanged."""
+
+    model_config = example({"name": "user interface", "color": None})
+
+    name: str = Field(default=None, min_length=1, max_length=50)  # type: ignore[assignment]
+    """Tag name, 1 to 50 characters; unique in the workspace, ignoring case (not null)"""
+    color: str | None = Field(default=None, pattern=HEX_COLOR)
+    """Display colour as `#rrggbb`, or null to clear it"""
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> UpdateTagRequest:
+        if not self.model_fields_set:
+            raise ValueError("at least one property is required")
+        if "name" in self.model_fields_set and self.name is None:
+            raise ValidationFailed("name must not be null", field="name")
+        return self
 
 
 class MergeRequest(Body):

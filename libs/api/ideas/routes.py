@@ -45,19 +45,21 @@ CREATE_IDEA = Tool(
     "create_idea",
     "Capture a new idea in the workspace. Returns the idea with its `IDEA-<n>` id. Fires "
     "`idea.created` webhooks.",
-    inputs=("title", "summary", "category", "source"),
+    inputs=("title", "summary", "category", "source", "tagIds"),
     descriptions={
         "title": "A short title (1 to 500 characters).",
         "summary": "The idea in a few sentences.",
         "category": "A free-form category, e.g. `feature` or `bug`.",
         "source": "Where the idea came from; `api` when omitted.",
+        "tagIds": "Ids of the workspace's tags to put on the idea (0 to 50).",
     },
 )
 UPDATE_IDEA = Tool(
     "update_idea",
-    "Change an idea: title, summary, category, status (with `decisionReason`) or RICE inputs "
-    "(reach and impact >= 0, confidence 0 to 1, effort > 0). Give at least one field; `null` "
-    "clears a nullable one. A status change is recorded as a decision.",
+    "Change an idea: title, summary, category, status (with `decisionReason`), RICE inputs "
+    "(reach and impact >= 0, confidence 0 to 1, effort > 0) or its tags (`tagIds` replaces "
+    "the set). Give at least one field; `null` clears a nullable one. A status change is "
+    "recorded as a decision.",
     path_input="id",
     idea_inputs=("id",),
     inputs=(
@@ -70,6 +72,7 @@ UPDATE_IDEA = Tool(
         "riceImpact",
         "riceConfidence",
         "riceEffort",
+        "tagIds",
     ),
     descriptions={
         "id": IDEA_REF,
@@ -82,6 +85,7 @@ UPDATE_IDEA = Tool(
         "riceImpact": "RICE impact (>= 0).",
         "riceConfidence": "RICE confidence, a fraction from 0 to 1.",
         "riceEffort": "RICE effort (> 0).",
+        "tagIds": "The idea's tags, by id: replaces its set (0 to 50 tags of the workspace).",
     },
 )
 VOTE_IDEA = Tool(
@@ -159,7 +163,8 @@ ROUTES = [
         tags=("Ideas",),
         tool=CREATE_IDEA,
         description="The idea gets the next `IDEA-<n>` id and status `new` (`captured` when the"
-        " workspace's inbox mode is `review`). Emits `idea.created`.",
+        " workspace's inbox mode is `review`). `tagIds` puts tags of the workspace on it (an "
+        "unknown tag: 404, and nothing is created). Emits `idea.created`.",
     ),
     Route(
         "POST",
@@ -217,7 +222,8 @@ ROUTES = [
         "`decisionReason` as its reason); a change to `shipped`, `rejected`, "
         "`duplicate` or `archived` sets `decidedAt` and `closureCategory`. Setting "
         "a RICE field recomputes `rice.score` and emits `idea.scored`. Emits "
-        "`idea.updated`, and `idea.status_changed` when the status changed.",
+        "`idea.updated`, and `idea.status_changed` when the status changed. `tagIds` "
+        "replaces the idea's tags (an unknown tag: 404, and nothing changes).",
     ),
     Route(
         "DELETE",
@@ -245,6 +251,20 @@ ROUTES = [
         tool=VOTE_IDEA,
         description="One vote per voter per idea: a second vote replaces the first. Without a "
         "body, an upvote by the key (`key:<keyId>`). Emits `idea.voted`.",
+    ),
+    Route(
+        "DELETE",
+        f"{I}/{{id}}/vote",
+        S,
+        "unvote_idea",
+        "ideas:vote",
+        "Remove a vote from an idea",
+        query=b.UnvoteQuery,
+        responses={200: m.VoteResultResponse},
+        tags=("Ideas",),
+        description="Removes the vote of `voter` (`key:<keyId>` when absent, as for a vote); "
+        "the answer has `value` 0 and the idea's new `voteCount`. A voter without a vote on "
+        "the idea: 404 `not_found`. Emits `idea.voted` with `value` 0.",
     ),
     Route(
         "GET",
@@ -444,6 +464,43 @@ ROUTES = [
         responses={200: m.TagList},
         tags=("Workspace",),
         description="Every tag of the workspace with the number of ideas that carry it.",
+    ),
+    Route(
+        "POST",
+        f"{API}/tags",
+        S,
+        "create_tag",
+        "workspace:write",
+        "Create a tag",
+        body=b.CreateTagRequest,
+        responses={200: m.TagResponse},
+        tags=("Workspace",),
+        description="A tag's name is unique in the workspace, ignoring case: a second one is "
+        "409 `conflict`.",
+    ),
+    Route(
+        "PATCH",
+        f"{API}/tags/{{id}}",
+        S,
+        "update_tag",
+        "workspace:write",
+        "Rename or recolour a tag",
+        body=b.UpdateTagRequest,
+        responses={200: m.TagResponse},
+        tags=("Workspace",),
+        description="Omitted fields stay unchanged. A name another tag of the workspace has "
+        "(ignoring case) is 409 `conflict`.",
+    ),
+    Route(
+        "DELETE",
+        f"{API}/tags/{{id}}",
+        S,
+        "delete_tag",
+        "workspace:write",
+        "Delete a tag",
+        responses={200: m.TagDeletedResponse},
+        tags=("Workspace",),
+        description="The tag is removed from every idea that carried it, then deleted.",
     ),
     Route(
         "GET",

@@ -367,8 +367,8 @@ class VoteResult(Out):
     """The idea voted on"""
     voter: str
     """Who voted (`key:<keyId>` unless the request named a voter)"""
-    value: int
-    """+1 or -1"""
+    value: Literal[-1, 0, 1]
+    """+1 or -1; 0 when the vote was removed"""
     voteCount: int
     """The idea's sum of vote values after this vote"""
 
@@ -595,6 +595,17 @@ class Tag(Out):
     """Display colour"""
     ideaCount: int
     """Ideas with this tag (deleted ones left out)"""
+
+
+class TagDeleted(Out):
+    """A deleted tag: gone from the workspace and from every idea that carried it."""
+
+    model_config = example({"id": ex.TAG_ID, "deleted": True})
+
+    id: UUID
+    """The tag's id"""
+    deleted: bool
+    """Always true"""
 
 
 class Product(Out):

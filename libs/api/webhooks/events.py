@@ -44,12 +44,12 @@ class IdeaStatusChangedData(IdeaEventData):
 
 
 class VoteCast(Out):
-    """The vote that was cast."""
+    """The vote that was cast, or removed."""
 
     voter: str
     """Who voted"""
-    value: int
-    """+1 or -1"""
+    value: Literal[-1, 0, 1]
+    """+1 or -1; 0 when the voter's vote was removed (`DELETE /ideas/{id}/vote`)"""
 
 
 class IdeaVotedData(IdeaEventData):
