@@ -121,7 +121,8 @@ ERRORS: dict[str, tuple[str, str, dict[str, str]]] = {
     ),
     "429": (
         "TooManyRequests",
-        "The rate limit is reached; retry after `Retry-After` seconds",
+        "The rate limit is reached (for a test ping: its share of delivery connections "
+        "is in use); retry after `Retry-After` seconds",
         {"code": "rate_limited", "message": "Rate limit of 120 requests per minute exceeded"},
     ),
     "500": (
