@@ -146,9 +146,10 @@ ROUTES = [
         "A delivery with its payload and attempts",
         responses={200: WebhookDeliveryDetailResult},
         tags=("Webhooks",),
-        description="`payload` is the JSON body sent on every attempt; `attempts` lists each "
-        "attempt kept (see the retention period) with its status code, error, "
-        "duration and time.",
+        description="`payload` is the JSON body sent on every attempt, whatever it holds "
+        "(customer records included): what the subscription's receiver gets, so this scope "
+        "reads it; `attempts` lists each attempt kept (see the retention period) with its "
+        "status code, error, duration and time.",
     ),
     Route(
         "POST",
