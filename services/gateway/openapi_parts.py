@@ -123,8 +123,9 @@ ERRORS: dict[str, tuple[str, str, dict[str, str]]] = {
     "429": (
         "TooManyRequests",
         "The rate limit is reached, or this workspace's share of the service's concurrent "
-        "requests is in use by its other requests (refused after a wait of a few seconds); "
-        "retry after `Retry-After` seconds",
+        "requests is in use by its other requests (refused after a wait of a few seconds), or "
+        "(for a test ping) its share of delivery connections is in use; retry after "
+        "`Retry-After` seconds",
         {"code": "rate_limited", "message": "Rate limit of 120 requests per minute exceeded"},
     ),
     "500": (

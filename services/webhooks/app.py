@@ -21,7 +21,7 @@ from libs.common.web import (
 from . import views
 from libs.api.webhooks.routes import ROUTES
 from libs.api.topology import QUEUES
-from .views import SENDER
+from .views import PINGER
 from .consumer import PREFETCH, BatchConsumer
 from .dispatcher import Dispatcher
 from .fanout import Fanout
@@ -59,7 +59,7 @@ async def dispatcher_context(app: web.Application) -> AsyncIterator[None]:
         on_subscriptions_changed=app[FANOUT].cache.invalidate,
     )
     app[DISPATCHER] = dispatcher
-    app[SENDER] = dispatcher.sender
+    app[PINGER] = dispatcher
     tasks = [asyncio.create_task(dispatcher.run()), asyncio.create_task(dispatcher.flush_forever())]
     yield
     await dispatcher.stop_tasks(tasks)  # the consumer, still running, hands over nothing more

@@ -7,7 +7,9 @@ claim loop, a short poll is the fallback. Concurrency is bounded overall
 host (`webhook_per_host_concurrency`): a host or workspace with no free share is left out of
 the claim, and the claim takes workspaces in turn, so a receiver that hangs holds only its own
 share, and one workspace's hanging receivers only that workspace's, while every other host and
-workspace keeps going. Outcomes are written in batches by one writer, one statement per
+workspace keeps going. Test pings hold slots in the same three bounds while they wait on
+their receivers, and are refused at once (`PingRefused`, a 429) when one has none free.
+Outcomes are written in batches by one writer, one statement per
 batch. Retries wait as the schedule says plus a little jitter, or as long as a 429/503's
 `Retry-After` asks when that is later (at most `RETRY_AFTER_CAP_S`).
 """
@@ -52,6 +54,20 @@ ATTEMPT_SECONDS = Histogram(
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
 
+PINGS_REFUSED = Counter(
+    "ims_webhook_pings_refused_total",
+    "Test pings answered 429: no free slot in the share named",
+    ["share"],
+)
+
+
+class PingRefused(Exception):
+    """No free slot for a test ping: `share` is "workspace", "host" or "service"."""
+
+    def __init__(self, share: str) -> None:
+        super().__init__(share)
+        self.share = share
+
 
 def retry_delay(
     planned_s: float, asked_s: float | None, rand: Callable[[], float] = random.random
@@ -84,6 +100,7 @@ class Dispatcher:
         )
         self.running: dict[asyncio.Task[None], Claimed] = {}
         self.reserved = 0  # handed over by the consumer, not started yet
+        self.pinging = 0  # test pings under way (docs/webhooks.md, test pings and the shares)
         self.closing = False
         self.more_due = True  # due rows may be waiting, for any host
         self.short_hosts: set[str] = set()  # hosts whose due rows may wait for a slot here
@@ -103,7 +120,7 @@ class Dispatcher:
         s = self.settings
         if (
             self.closing
-            or len(self.running) + self.reserved >= s.webhook_concurrency
+            or self.busy() >= s.webhook_concurrency
             or not self.hosts.has_slot(host)
             or self.hosts.workspace_full(workspace)
         ):
@@ -112,6 +129,10 @@ class Dispatcher:
         self.hosts.hold(workspace)
         self.reserved += 1
         return True
+
+    def busy(self) -> int:
+        """Attempts and pings running or about to, of all workspaces."""
+        return len(self.running) + self.reserved + self.pinging
 
     def unreserve(self, job: Claimed) -> None:
         self.reserved -= 1
@@ -137,6 +158,34 @@ class Dispatcher:
         self.hosts.take(job.target_host)
         task = asyncio.create_task(self._attempt(job))
         self.running[task] = job
+
+    # ---- test pings ----------------------------------------------------------------------
+
+    async def ping(self, job: Claimed) -> Answer:
+        """Send a test ping within the shares of deliveries: it holds a slot overall, one of
+        its host's and one of its workspace's while it waits on the receiver, as an attempt
+        does. PingRefused, at once, when one of them has none free."""
+        refusal = self._ping_refusal(job.target_host, job.workspace_id)
+        if refusal is not None:
+            PINGS_REFUSED.labels(refusal).inc()
+            raise PingRefused(refusal)
+        self.pinging += 1
+        self.hosts.take(job.target_host)
+        self.hosts.hold(job.workspace_id)
+        try:
+            return await self.sender.send(job)
+        finally:
+            self.pinging -= 1
+            self._slot_freed(job.target_host, job.workspace_id)
+
+    def _ping_refusal(self, host: str, workspace: str) -> str | None:
+        if self.hosts.workspace_full(workspace):
+            return "workspace"
+        if not self.hosts.has_slot(host):
+            return "host"
+        if self.busy() + self.hosts.n_waiting >= self.settings.webhook_concurrency:
+            return "service"
+        return None
 
     # ---- claiming ------------------------------------------------------------------------
 
@@ -192,10 +241,7 @@ class Dispatcher:
     async def claim_once(self) -> int:
         n = min(
             CLAIM_BATCH,
-            self.settings.webhook_concurrency
-            - len(self.running)
-            - self.reserved
-            - self.hosts.n_waiting,
+            self.settings.webhook_concurrency - self.busy() - self.hosts.n_waiting,
         )
         if n <= 0 or self.closing or not (self.more_due or self.slot_freed):
             return 0
@@ -287,19 +333,20 @@ class Dispatcher:
                     error=answer.error,
                 )
         finally:
-            self.hosts.give_back(job.target_host)
-            self.hosts.let_go(job.workspace_id)
             self.running.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
-            after = None if self.closing else self.hosts.next_waiting(job.target_host)
-            if after is not None:
-                self._run(after)
-            if (
-                self.more_due
-                or job.target_host in self.short_hosts
-                or job.workspace_id in self.short_workspaces
-            ):
-                self.slot_freed = True  # a slot rows may wait for is free: claim more
-                self.wake.set()
+            self._slot_freed(job.target_host, job.workspace_id)
+
+    def _slot_freed(self, host: str, workspace: str) -> None:
+        """An attempt or a ping ended: its slots go to a waiting attempt of the host, or to
+        the next claim when rows may wait for them."""
+        self.hosts.give_back(host)
+        self.hosts.let_go(workspace)
+        after = None if self.closing else self.hosts.next_waiting(host)
+        if after is not None:
+            self._run(after)
+        if self.more_due or host in self.short_hosts or workspace in self.short_workspaces:
+            self.slot_freed = True  # a slot rows may wait for is free: claim more
+            self.wake.set()
 
     def _judge(self, job: Claimed, answer: Answer) -> Outcome:
         attempt = job.attempt_count + 1 - job.schedule_base  # place in this round's schedule

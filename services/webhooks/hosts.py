@@ -1,5 +1,6 @@
-"""Per-host and per-workspace bookkeeping of one dispatcher: attempts running, claimed ones
-waiting, speed.
+"""Per-host and per-workspace bookkeeping of one dispatcher: attempts (and test pings)
+running, claimed ones waiting, speed. Hosts are `targets.host_key`s: one per host and port,
+however the URL spells the host.
 
 A workspace holds at most `per_workspace` attempts (running, reserved or waiting) at once, so
 one workspace's hanging receivers never fill the dispatcher: the others always find slots.

@@ -153,11 +153,35 @@ def target_host(url: str) -> tuple[str, IpAddress | None]:
     return ascii_host, ip
 
 
+def canonical_host(host: str) -> str:
+    """One spelling per host, for the per-host share: lower case, no trailing dot, IDNs as
+    A-labels (punycode), IP addresses in their compressed form (IPv6 in brackets). A name the
+    IDNA codec refuses (only rows older than the host rules hold one) is kept lower-cased."""
+    host = host.strip("[]")
+    ip = ip_literal(host)
+    if ip is not None:
+        return f"[{ip}]" if isinstance(ip, ipaddress.IPv6Address) else str(ip)
+    host = host.lower().rstrip(".")
+    if host.isascii():  # A-labels included: lower case is their one spelling
+        return host
+    try:
+        return idna.encode(host, uts46=True).decode("ascii")
+    except (idna.IDNAError, UnicodeError):
+        return host
+
+
 def host_key(url: str) -> str:
-    """`host:port` of a target: the unit of the per-host concurrency share."""
+    """`host:port` of a target, the host canonical and the port always written (443 for
+    https, 80 for http when the URL names none): the unit of the per-host concurrency share,
+    for deliveries and test pings alike, so `https://Example.COM./` and
+    `https://example.com:443/` share one."""
     parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    return f"{(parts.hostname or '').lower()}:{port}"
+    try:
+        port = parts.port
+    except ValueError:  # only rows older than the URL rules: their attempts are refused
+        port = None
+    port = port or (443 if parts.scheme == "https" else 80)
+    return f"{canonical_host(parts.hostname or '')}:{port}"
 
 
 def check_target_url(

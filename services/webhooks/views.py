@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 
 from aiohttp import web
 
 from libs.common import db
-from libs.common.errors import AutomationLimitReached, LimitExceeded, NotFound, ValidationFailed
+from libs.common.errors import (
+    AutomationLimitReached,
+    LimitExceeded,
+    NotFound,
+    RateLimited,
+    ValidationFailed,
+)
 from libs.common.messaging import event_body
 from libs.common.pagination import page_info
 from libs.common.validation import parse_body, parse_query, path_uuid
@@ -22,12 +29,18 @@ from libs.api.webhooks.schemas import (
     RotateSecretRequest,
     UpdateWebhookRequest,
 )
-from .sender import Sender
+from .dispatcher import Dispatcher, PingRefused
 from .settings import SETTINGS
 from .store import Claimed, Secrets
 from .targets import check_target_url, host_key
 
-SENDER = web.AppKey("sender", Sender)  # set by the app: the dispatcher's, for test pings
+PINGER = web.AppKey("pinger", Dispatcher)  # set by the app: test pings share its slots
+
+_FULL = {
+    "workspace": "This workspace has every delivery connection of its share in use",
+    "host": "The target host has every delivery connection of its share in use",
+    "service": "The webhooks service has every delivery connection in use",
+}
 
 MAX_SUBSCRIPTIONS = 10
 MAX_HOOKS = 50
@@ -124,7 +137,12 @@ async def test_webhook(request: web.Request) -> web.Response:
         0,
         uuid.uuid4(),
     )
-    answer = await request.app[SENDER].send(ping)
+    # The connection went back to the pool above: the ping waits on the receiver holding
+    # only its slots in the shares of deliveries, or is refused at once.
+    try:
+        answer = await request.app[PINGER].ping(ping)
+    except PingRefused as refused:
+        raise ping_refused(refused.share, request.app[SETTINGS].webhook_timeout_s) from None
     return data_response(
         {
             "success": answer.ok,
@@ -132,6 +150,16 @@ async def test_webhook(request: web.Request) -> web.Response:
             "durationMs": answer.duration_ms,
             "error": answer.error,
         }
+    )
+
+
+def ping_refused(share: str, timeout_s: float) -> RateLimited:
+    """429 for a ping with no free slot: by `Retry-After` (the receiver timeout) every
+    attempt and ping holding the share has ended."""
+    return RateLimited(
+        f"{_FULL[share]} (test pings and deliveries); the ping was not sent: retry after"
+        " Retry-After seconds",
+        headers={"Retry-After": str(max(1, math.ceil(timeout_s)))},
     )
 
 

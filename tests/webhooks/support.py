@@ -100,6 +100,43 @@ class Receiver:
         return self.at(path)
 
 
+class Silent:
+    """A TCP server that accepts every connection and never reads or answers."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
+        self.accepted = 0
+        self.open = 0
+        self.peak = 0
+        self.writers: list[asyncio.StreamWriter] = []
+
+    async def start(self) -> Silent:
+        self.server = await asyncio.start_server(self._accept, self.host, 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.accepted += 1
+        self.open += 1
+        self.peak = max(self.peak, self.open)
+        self.writers.append(writer)
+        try:
+            while await reader.read(65536):  # read only to notice the close
+                pass
+        finally:
+            self.open -= 1
+
+    async def stop(self) -> None:
+        self.server.close()
+        for w in self.writers:
+            w.close()
+        await self.server.wait_closed()
+
+    def url(self, host: str | None = None, path: str = "/hook") -> str:
+        host = host or (f"[{self.host}]" if ":" in self.host else self.host)
+        return f"http://{host}:{self.port}{path}"
+
+
 def verify(secret: str, r: Received) -> bool:
     """The documented recipe: HMAC-SHA256 over timestamp + "." + raw body, hex, constant time;
     one of the comma-separated digests (two during a rotation) must match."""

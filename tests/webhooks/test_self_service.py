@@ -425,6 +425,25 @@ async def test_delivery_detail_has_payload_and_every_attempt(
     assert (await ws.api.get(f"{W}/{other['id']}/deliveries/{d_id}")).status == 404
 
 
+async def test_a_manage_only_key_reads_the_payload_its_receiver_got(
+    system: System, ws: Workspace, receiver: Receiver
+) -> None:
+    """Decided (docs/webhooks.md, Who reads delivery payloads): a key holding webhooks:manage
+    alone reads a delivery's payload, customer record included, byte for byte what the
+    receiver got; such a key could point a subscription at its own receiver anyway."""
+    manage = ws.api.with_key(
+        (await ws.new_key(system.database_url, scopes="webhooks:manage"))["key"]
+    )
+    assert (await manage.get("/api/v1/customers")).status == 403
+    path = receiver.new_path()
+    sub = await subscribe(manage, receiver.url(path), ["customer.created"])
+    customer = {"id": str(uuid.uuid4()), "name": "Acme", "email": "ops@acme.example"}
+    publish(system.database_url, "customer.created", ws.id, {"customer": customer})
+    (got,) = await receiver.wait(path, 1)
+    d = await delivery(manage, sub["id"], got.headers["X-Service-Delivery"])
+    assert d["payload"] == got.json and d["payload"]["data"]["customer"] == customer
+
+
 # ---- redelivery ---------------------------------------------------------------------------
 
 

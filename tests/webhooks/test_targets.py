@@ -89,8 +89,76 @@ def test_url_rules() -> None:
         with pytest.raises(ValidationFailed):
             check_target_url(bad, **ok)  # type: ignore[arg-type]
     check_target_url("https://10.0.0.1/", field="t", schemes=("https",), allow_private=True)
-    assert host_key("https://Example.com/x") == "example.com:443"
-    assert host_key("http://a.b:8080/") == "a.b:8080"
+
+
+@pytest.mark.parametrize(
+    ("key", "urls"),
+    [
+        (
+            "example.com:443",
+            [
+                "https://example.com/x",
+                "https://Example.COM/",
+                "https://example.com./",
+                "https://EXAMPLE.com.:443/y",
+                "https://user@example.com:443",
+            ],
+        ),
+        ("example.com:8443", ["https://example.com:8443/", "https://Example.Com.:8443/"]),
+        ("example.com:80", ["http://example.com/", "http://example.com.:80/"]),
+        (
+            "xn--bcher-kva.example:443",
+            [
+                "https://bücher.example/",
+                "https://BÜCHER.example./",
+                "https://xn--bcher-kva.example/",
+                "https://XN--BCHER-KVA.EXAMPLE./",
+            ],
+        ),
+        ("xn--fa-hia.de:443", ["https://faß.de/", "https://FAß.DE./"]),
+        (
+            "[2001:db8::1]:443",
+            [
+                "https://[2001:db8::1]/",
+                "https://[2001:DB8::1]:443/",
+                "https://[2001:0db8:0000:0000:0000:0000:0000:0001]/",
+                "https://[2001:db8:0::0:1]/",
+            ],
+        ),
+        ("[::1]:8080", ["http://[::1]:8080/", "http://[0:0:0:0:0:0:0:1]:8080/"]),
+        ("[::ffff:7f00:1]:443", ["https://[::ffff:127.0.0.1]/", "https://[::FFFF:7F00:1]/"]),
+        ("127.0.0.1:8080", ["http://127.0.0.1:8080/"]),
+        ("a.b:8080", ["http://a.b:8080/", "http://A.B.:8080/"]),
+    ],
+)
+def test_host_key_one_per_host(key: str, urls: list[str]) -> None:
+    """Every spelling of a host and port is one key of the per-host share: lower case, no
+    trailing dot, IDNA A-labels, IPv6 compressed in brackets, the default port written."""
+    assert {host_key(u) for u in urls} == {key}
+
+
+def test_host_key_tells_hosts_and_ports_apart() -> None:
+    keys = [
+        host_key(u)
+        for u in (
+            "https://example.com/",
+            "http://example.com/",
+            "https://example.com:8443/",
+            "https://www.example.com/",
+            "https://example.co/",
+            "https://[::1]/",
+            "https://[::2]/",
+        )
+    ]
+    assert len(set(keys)) == len(keys)
+
+
+def test_host_key_of_an_old_row_never_raises() -> None:
+    """Rows older than the URL rules may hold anything: their attempts are refused as
+    `target refused`, and keying them must not fail the batch that holds them."""
+    assert host_key("https://a_b.example:99999/") == "a_b.example:443"
+    assert host_key("https://xn--a.example/") == "xn--a.example:443"
+    assert host_key("https://a..b/") == "a..b:443"
 
 
 COMPATIBILITY_HOSTS = [

@@ -101,7 +101,11 @@ ROUTES = [
         "header and signature of a delivery; answered within the receiver timeout "
         "plus 2 s. Works on a paused subscription; not a delivery: it changes no "
         "counter, time, error or state of the subscription (a 410 deactivates "
-        "nothing). A refused target is `success: false` with an `error`.",
+        "nothing). A refused target is `success: false` with an `error`. A ping holds "
+        "a delivery connection while it waits, within the shares deliveries have (the "
+        "workspace's, the target host's): when one has no free connection the ping is not "
+        "sent and the answer is 429 `rate_limited` at once, with `Retry-After` (the receiver "
+        "timeout: by then every attempt holding the share has ended).",
     ),
     Route(
         "POST",
@@ -142,9 +146,10 @@ ROUTES = [
         "A delivery with its payload and attempts",
         responses={200: WebhookDeliveryDetailResult},
         tags=("Webhooks",),
-        description="`payload` is the JSON body sent on every attempt; `attempts` lists each "
-        "attempt kept (see the retention period) with its status code, error, "
-        "duration and time.",
+        description="`payload` is the JSON body sent on every attempt, whatever it holds "
+        "(customer records included): what the subscription's receiver gets, so this scope "
+        "reads it; `attempts` lists each attempt kept (see the retention period) with its "
+        "status code, error, duration and time.",
     ),
     Route(
         "POST",
