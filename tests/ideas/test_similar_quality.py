@@ -65,9 +65,10 @@ IDEA_WORDS = {i["key"]: words(f"{i['title']} {i['summary']}") for i in DATA["ide
 
 
 def keyword_ranking(query: str) -> list[str]:
-    """The baseline: ideas by the Jaccard overlap of their words with the query's."""
+    """The baseline: ideas by the Jaccard overlap of their words with the query's (ties in
+    the set's order, as bench/similar_models.py ranks them)."""
     q = words(query)
-    return sorted(IDEA_WORDS, key=lambda k: len(q & IDEA_WORDS[k]) / len(q | IDEA_WORDS[k]))[::-1]
+    return sorted(IDEA_WORDS, key=lambda k: -len(q & IDEA_WORDS[k]) / len(q | IDEA_WORDS[k]))
 
 
 async def gather(limit: int, calls: list[Any]) -> list[Any]:
