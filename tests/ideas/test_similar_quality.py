@@ -17,13 +17,14 @@ looked at (docs/similar.md states the figures)."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from services.ideas.settings import DUPLICATE_SIMILARITY
 from tests.support.api import Api
-from tests.support.similar_set import DATA, Part, part
+from tests.support.similar_set import DATA, HELD_OUT_IDEAS, Part, part
 
 I = "/api/v1/ideas"
 A = "/api/v1/automation/ideas"
@@ -290,3 +291,38 @@ async def signal_records_the_search_similarity(api: Api) -> None:
 
 async def test_a_signal_records_the_similarity_the_search_answers(api: Api) -> None:
     await signal_records_the_search_similarity(api)
+
+
+def test_the_set_and_its_split() -> None:
+    """The set as docs/similar.md describes it: at least 100 ideas of 8 kinds, 300
+    paraphrases in five voices, requests without a duplicate, every text once; and the split
+    by its fixed rule, the held-out part at least 40% of the ideas, of the paraphrases and of
+    the requests, none of the first version's (the choices were made on it) among them."""
+    ideas, queries, negatives = DATA["ideas"], DATA["queries"], DATA["negatives"]
+    keys = [i["key"] for i in ideas]
+    assert len(set(keys)) == len(keys) >= 100
+    assert len({i["kind"] for i in ideas}) >= 8
+    assert len(queries) >= 300 and {q["voice"] for q in queries} == {
+        "plain",
+        "terse",
+        "rant",
+        "non-native",
+        "long",
+    }
+    assert all(q["match"] in keys for q in queries)
+    assert all(n["near"] is None or n["near"] in keys for n in negatives)
+    texts = [q["text"] for q in queries + negatives]
+    assert len(set(texts)) == len(texts)
+    held, tuning = part("held-out"), part("tuning")
+    assert len(held.queries) + len(tuning.queries) == len(queries)
+    assert len(held.negatives) + len(tuning.negatives) == len(negatives)
+    assert len(HELD_OUT_IDEAS) >= 0.4 * len(ideas)
+    assert len(held.queries) >= 0.4 * len(queries)
+    assert len(held.negatives) >= 0.4 * len(negatives)
+    first = {i["key"] for i in ideas if i["since"] == 1}
+    assert len(first) == 50 and not first & HELD_OUT_IDEAS
+    assert HELD_OUT_IDEAS == {
+        i["key"]
+        for i in ideas
+        if i["since"] == 2 and hashlib.sha256(i["key"].encode()).digest()[0] < 0xB0
+    }
