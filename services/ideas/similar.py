@@ -4,7 +4,10 @@ upkeep from `ideas.embeddings`, the embedder's writes of that table, and the sea
 - Search texts are embedded by the static model in the process (tens of microseconds), or,
   with the transformer (`SIMILAR_MODEL=minilm`), in worker processes at a lower CPU priority
   (`embedding.EmbedPool`, at most `EMBED_QUEUE` texts waiting): never on the event loop,
-  never under its GIL; new and edited ideas by the embedder process (embedder.py).
+  never under its GIL; new and edited ideas by the embedder process (embedder.py). With the
+  static model, the transformer (in those workers) scores each search's RERANK nearest ideas
+  by the static model, and its cosine is the answer's similarity (`_rerank`); the automation
+  rule's duplicate is that search's first answer (`duplicate`): one number for both.
 - Each process keeps, per workspace it has searched, an index: ids, int8 vectors, their sign
   bits, and which are live. A search with up to `RESCORE` live vectors is exact; above that,
   the Hamming distance of the sign bits picks `RESCORE` candidates, scored exactly.
@@ -70,8 +73,8 @@ RECENT_TEXTS = 1024  # search texts (per workspace) whose vectors a process keep
 RERANK = 50  # with the static model: its nearest ideas the transformer scores (a search's answer)
 VERIFIED_TEXTS = 32768  # texts (per workspace) whose vectors by the transformer a process keeps
 ELIGIBLE = "i.status <> 'deleted' AND i.merged_into_id IS NULL"
-# The static model's candidates (ids, best first): the first `limit` eligible ones' texts, each
-# with its place among them, for the transformer to score.
+# The static model's candidates (ids, best first): the first eligible ones' texts (up to the
+# last parameter), each with its place among them, for the transformer to score.
 TEXTS_SQL = (
     "SELECT h.n, i.title, i.summary FROM unnest(%s::uuid[]) WITH ORDINALITY h(id, n)"
     " JOIN ideas.ideas i ON i.id = h.id AND i.workspace_id = %s"
@@ -336,7 +339,8 @@ class Similar:
             fresh = (await self._transformer([texts[row] for row in missing])).astype(np.float16)
             for row, vector in zip(missing, fresh):
                 out[row] = vector
-                self.verified[(workspace_id, texts[row])] = vector
+                # a copy: a row of `fresh` would keep the whole call's array alive
+                self.verified[(workspace_id, texts[row])] = vector.copy()
             while len(self.verified) > VERIFIED_TEXTS:
                 self.verified.popitem(last=False)
         return out
@@ -347,12 +351,13 @@ class Similar:
         workspace_id: uuid.UUID,
         text: str,
         hits: list[tuple[bytes, float]],
+        keep: int,
     ) -> list[tuple[bytes, float]]:
-        """The static model's first RERANK eligible hits scored by the transformer against
+        """The static model's first `keep` eligible hits scored by the transformer against
         `text`, best first: the static model finds the candidates (microseconds over the
         whole workspace), the transformer ranks them and its cosine is their similarity."""
         ids = "{" + ",".join(raw.hex() for raw, _ in hits) + "}"
-        await prepared.execute(cur, TEXTS_SQL, (ids, workspace_id, RERANK))
+        await prepared.execute(cur, TEXTS_SQL, (ids, workspace_id, keep))
         rows = await cur.fetchall()
         if not rows:
             return []
@@ -526,7 +531,7 @@ class Similar:
         hits = [(raw, max(0.0, min(1.0, s))) for raw, s in found if raw != skip]
         if rerank and hits:
             assert text is not None
-            hits = await self._rerank(cur, workspace_id, text, hits)
+            hits = await self._rerank(cur, workspace_id, text, hits, want)
         hits = [(raw, s) for raw, s in hits if s >= min_similarity]
         if not hits:
             return []
