@@ -135,15 +135,23 @@ def evaluate(rank: Callable[[str], list[tuple[int, float]]], ms: float) -> dict[
     for name in PARTS:
         p = part(name)
         first, top1, top5 = [], 0, 0
+        voices: dict[str, list[int]] = {}
         for q in p.queries:
             order = [keys[j] for j, _ in rank(q["text"])]
             top1 += order[0] == q["match"]
             top5 += q["match"] in order[:5]
             first.append((rank(q["text"])[0][1], order[0] == q["match"]))
+            voice = voices.setdefault(q["voice"], [0, 0])
+            voice[0] += 1
+            voice[1] += order[0] == q["match"]
         negatives = [rank(n["text"])[0][1] for n in p.negatives]
         tables[name] = sweep(first, negatives)
         n = len(p.queries)
-        out[name] = {"top1": round(top1 / n, 3), "top5": round(top5 / n, 3)}
+        out[name] = {
+            "top1": round(top1 / n, 3),
+            "top5": round(top5 / n, 3),
+            "top1_by_voice": {v: [c, round(r / c, 3)] for v, (c, r) in sorted(voices.items())},
+        }
     best = max(THRESHOLDS, key=lambda t: tables["tuning"][t][2])
     out["best_on_tuning"] = best
     for name in PARTS:
@@ -298,6 +306,12 @@ async def main() -> dict[str, Any]:
                 + f" | {r.get('ms_per_text', '')} | {r.get('rss_added_mb', '')} |"
             )
     cost = results["static_50_scored_by_minilm"]
+    lines += ["", "Top-1 by voice (paraphrases, top-1), the default ranking:"]
+    lines += [
+        f"- {pname}: "
+        + ", ".join(f"{v} {c}: {t}" for v, (c, t) in cost[pname]["top1_by_voice"].items())
+        for pname in PARTS
+    ]
     lines += [
         "",
         "CPU of a search's model work with the static model (process time, ms): its text by the"
