@@ -52,9 +52,9 @@ def _cpu(env: dict[str, str], name: str) -> int | None:
     return int(value)
 
 
-# The automation API's meaning rule's threshold, a similarity by the transformer (which decides
-# the rule with either model), chosen on the labeled set (docs/similar.md).
-DUPLICATE_SIMILARITY = 0.5
+# The automation API's meaning rule's threshold, a similarity as `POST /ideas/similar` answers
+# it (the transformer's), chosen on the labeled set's tuning part (docs/similar.md).
+DUPLICATE_SIMILARITY = 0.48
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,10 @@ upkeep from `ideas.embeddings`, the embedder's writes of that table, and the sea
 - Search texts are embedded by the static model in the process (tens of microseconds), or,
   with the transformer (`SIMILAR_MODEL=minilm`), in worker processes at a lower CPU priority
   (`embedding.EmbedPool`, at most `EMBED_QUEUE` texts waiting): never on the event loop,
-  never under its GIL; new and edited ideas by the embedder process (embedder.py).
+  never under its GIL; new and edited ideas by the embedder process (embedder.py). With the
+  static model, the transformer (in those workers) scores each search's RERANK nearest ideas
+  by the static model, and its cosine is the answer's similarity (`_rerank`); the automation
+  rule's duplicate is that search's first answer (`duplicate`): one number for both.
 - Each process keeps, per workspace it has searched, an index: ids, int8 vectors, their sign
   bits, and which are live. A search with up to `RESCORE` live vectors is exact; above that,
   the Hamming distance of the sign bits picks `RESCORE` candidates, scored exactly.
@@ -29,7 +32,6 @@ from typing import Any
 
 import aiopg
 import numpy as np
-import orjson
 import psycopg2
 import structlog
 from aiohttp import web
@@ -68,9 +70,16 @@ COARSE_KEEP = 16 * RESCORE  # rows the first pass keeps for the full distance
 COARSE_FROM = 4 * COARSE_KEEP  # rows from which a search makes the first pass
 INLINE_UP_TO = RESCORE  # rows searched on the event loop (exact: a quarter of a millisecond)
 RECENT_TEXTS = 1024  # search texts (per workspace) whose vectors a process keeps
-VERIFY_CANDIDATES = 3  # the static model's nearest ideas the transformer compares (duplicates)
-VERIFY_FROM = 0.4  # the static model's similarity below which an idea is no candidate
+RERANK = 50  # with the static model: its nearest ideas the transformer scores (a search's answer)
+VERIFIED_TEXTS = 32768  # texts (per workspace) whose vectors by the transformer a process keeps
 ELIGIBLE = "i.status <> 'deleted' AND i.merged_into_id IS NULL"
+# The static model's candidates (ids, best first): the first eligible ones' texts (up to the
+# last parameter), each with its place among them, for the transformer to score.
+TEXTS_SQL = (
+    "SELECT h.n, i.title, i.summary FROM unnest(%s::uuid[]) WITH ORDINALITY h(id, n)"
+    " JOIN ideas.ideas i ON i.id = h.id AND i.workspace_id = %s"
+    f" WHERE {ELIGIBLE} ORDER BY h.n LIMIT %s"
+)
 # A search's hits (ids, best first), the first `limit` eligible ones rendered, in that order,
 # each with its place among the hits. The ids go as one array literal of their hex digits:
 # adapting a text costs psycopg2 less than a list of UUIDs, and no UUID object is made for
@@ -254,6 +263,9 @@ class Similar:
     watermark: int = 0
     fetched: set[int] = field(default_factory=set)  # seqs read in the look-back window
     recent: OrderedDict[tuple[uuid.UUID, str], np.ndarray] = field(default_factory=OrderedDict)
+    # The transformer's vectors (float16) of the texts it scored lately: search texts and the
+    # static model's candidates, by workspace and text.
+    verified: OrderedDict[tuple[uuid.UUID, str], np.ndarray] = field(default_factory=OrderedDict)
 
     def __post_init__(self) -> None:
         # New and edited ideas are embedded by the embedder process (embedder.py), so a search
@@ -304,33 +316,63 @@ class Similar:
     async def duplicate(
         self, cur: aiopg.Cursor, workspace_id: uuid.UUID, text: str, threshold: float
     ) -> tuple[uuid.UUID, float] | None:
-        """The automation rule's duplicate by meaning: the idea most similar to `text` by the
-        transformer, when that similarity reaches `threshold` (docs/similar.md). With the
-        static model, it finds the candidates (its VERIFY_CANDIDATES nearest from VERIFY_FROM)
-        and the transformer compares them with the text: a wrong duplicate hides a request
-        in another idea, so this call gets the better model, and only it pays for it."""
+        """The automation rule's duplicate by meaning: the idea `POST /ideas/similar` puts
+        first for `text`, when its similarity reaches `threshold` (docs/similar.md): the same
+        search, so the Signal records the number that search answers."""
         vector = await self.embed(workspace_id, text)
-        if self.static is None:
-            found = await self.nearest(cur, workspace_id, vector, 1, threshold)
-            return (found[0][0], found[0][1]) if found else None
-        found = await self.nearest(cur, workspace_id, vector, VERIFY_CANDIDATES, VERIFY_FROM)
-        if not found:
-            return None
-        ideas = [orjson.loads(idea) for _, _, idea in found]
-        vectors = await self._transformer(
-            [text, *(idea_text(i["title"], i["summary"]) for i in ideas)]
+        found = await self.nearest(cur, workspace_id, vector, 1, threshold, text=text)
+        return (found[0][0], found[0][1]) if found else None
+
+    async def scored(self, workspace_id: uuid.UUID, texts: list[str]) -> np.ndarray:
+        """The transformer's unit vectors of texts: those it scored lately from the process's
+        last VERIFIED_TEXTS (kept per workspace, as float16), the others in one call."""
+        out = np.empty((len(texts), DIM), np.float32)
+        missing = []
+        for row, text in enumerate(texts):
+            vector = self.verified.pop((workspace_id, text), None)
+            if vector is None:
+                missing.append(row)
+            else:
+                out[row] = vector
+                self.verified[(workspace_id, text)] = vector  # the most recently used last
+        if missing:
+            fresh = (await self._transformer([texts[row] for row in missing])).astype(np.float16)
+            for row, vector in zip(missing, fresh):
+                out[row] = vector
+                # a copy: a row of `fresh` would keep the whole call's array alive
+                self.verified[(workspace_id, texts[row])] = vector.copy()
+            while len(self.verified) > VERIFIED_TEXTS:
+                self.verified.popitem(last=False)
+        return out
+
+    async def _rerank(
+        self,
+        cur: aiopg.Cursor,
+        workspace_id: uuid.UUID,
+        text: str,
+        hits: list[tuple[bytes, float]],
+        keep: int,
+    ) -> list[tuple[bytes, float]]:
+        """The static model's first `keep` eligible hits scored by the transformer against
+        `text`, best first: the static model finds the candidates (microseconds over the
+        whole workspace), the transformer ranks them and its cosine is their similarity."""
+        ids = "{" + ",".join(raw.hex() for raw, _ in hits) + "}"
+        await prepared.execute(cur, TEXTS_SQL, (ids, workspace_id, keep))
+        rows = await cur.fetchall()
+        if not rows:
+            return []
+        vectors = await self.scored(
+            workspace_id, [text, *(idea_text(title, summary) for _, title, summary in rows)]
         )
         scores = vectors[1:] @ vectors[0]
-        best = int(np.argmax(scores))
-        score = max(0.0, min(1.0, float(scores[best])))
-        return (found[best][0], round(score, 6)) if score >= threshold else None
+        order = np.argsort(-scores, kind="stable")
+        return [(hits[rows[j][0] - 1][0], max(0.0, min(1.0, float(scores[j])))) for j in order]
 
     async def warm(self) -> None:
-        """Load the model (the transformer: start a worker) ahead of the first text."""
+        """Load the models (the transformer: start a worker) ahead of the first text."""
         if self.static is not None:
             await asyncio.get_running_loop().run_in_executor(self.search_pool, self.static.load)
-        else:
-            await self.query_pool.warm()
+        await self.query_pool.warm()
 
     def close(self) -> None:
         self.query_pool.close()
@@ -453,12 +495,13 @@ class Similar:
         limit: int,
         min_similarity: float,
         exclude: uuid.UUID | None = None,
+        text: str | None = None,
     ) -> list[dict[str, Any]]:
         """`[{"similarity", "idea": Idea}]`, most similar first."""
         return [
             {"similarity": s, "idea": fragment(idea)}
             for _, s, idea in await self.nearest(
-                cur, workspace_id, q, limit, min_similarity, exclude
+                cur, workspace_id, q, limit, min_similarity, exclude, text
             )
         ]
 
@@ -470,17 +513,25 @@ class Similar:
         limit: int,
         min_similarity: float,
         exclude: uuid.UUID | None = None,
+        text: str | None = None,
     ) -> list[tuple[uuid.UUID, float, str]]:
-        """(id, similarity, Idea JSON) of the closest live ideas, most similar first."""
+        """(id, similarity, Idea JSON) of the closest live ideas, most similar first. With
+        the static model and the query's `text`, the transformer scores the static model's
+        RERANK nearest (`_rerank`): every search and the automation rule answer so."""
         index = await self.index(workspace_id)
+        rerank = self.static is not None and text is not None
+        want = max(limit, RERANK) if rerank else limit
         # Room for the idea itself and for rows the index has not yet seen leave.
         if index.n <= INLINE_UP_TO:  # cheaper than a thread's hand-off
-            found = index.top(q, limit + 8)
+            found = index.top(q, want + 8)
         else:
             loop = asyncio.get_running_loop()
-            found = await loop.run_in_executor(self.search_pool, index.top, q, limit + 8)
+            found = await loop.run_in_executor(self.search_pool, index.top, q, want + 8)
         skip = exclude.bytes if exclude is not None else None
         hits = [(raw, max(0.0, min(1.0, s))) for raw, s in found if raw != skip]
+        if rerank and hits:
+            assert text is not None
+            hits = await self._rerank(cur, workspace_id, text, hits, want)
         hits = [(raw, s) for raw, s in hits if s >= min_similarity]
         if not hits:
             return []
@@ -497,7 +548,8 @@ class Similar:
 
     async def idea_vector(
         self, cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID
-    ) -> np.ndarray:
+    ) -> tuple[np.ndarray, str]:
+        """An idea's vector (its stored one when current) and its text."""
         await prepared.execute(
             cur,
             "SELECT i.title, i.summary, e.vector, e.text_hash FROM ideas.ideas i"
@@ -511,8 +563,8 @@ class Similar:
         title, summary, vector, stored_hash = row
         text = idea_text(title, summary)
         if vector is not None and bytes(stored_hash) == text_hash(self.model_id, text):
-            return np.frombuffer(bytes(vector), np.int8).astype(np.float32) / 127.0
-        return await self.embed(workspace_id, text)
+            return np.frombuffer(bytes(vector), np.int8).astype(np.float32) / 127.0, text
+        return await self.embed(workspace_id, text), text
 
 
 SIMILAR = web.AppKey("similar", Similar)

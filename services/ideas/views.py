@@ -142,10 +142,10 @@ async def similar_to_idea(request: web.Request) -> web.Response:
     q = parse_query(request, SimilarQuery)
     index = _similar(request)
     async with db.cursor(request.app[PG_POOL]) as cur:
-        vector = await index.idea_vector(cur, who.workspace_id, idea_id)
+        vector, text = await index.idea_vector(cur, who.workspace_id, idea_id)
         return data_response(
             await index.search(
-                cur, who.workspace_id, vector, q.limit, q.min_similarity, exclude=idea_id
+                cur, who.workspace_id, vector, q.limit, q.min_similarity, idea_id, text
             )
         )
 
@@ -153,10 +153,13 @@ async def similar_to_idea(request: web.Request) -> web.Response:
 async def similar_ideas(request: web.Request) -> web.Response:
     who, body = caller(request), await parse_body(request, SimilarRequest)
     index = _similar(request)
-    vector = await index.embed(who.workspace_id, idea_text(body.title, body.summary))
+    text = idea_text(body.title, body.summary)
+    vector = await index.embed(who.workspace_id, text)
     async with db.cursor(request.app[PG_POOL]) as cur:
         return data_response(
-            await index.search(cur, who.workspace_id, vector, body.limit, body.minSimilarity)
+            await index.search(
+                cur, who.workspace_id, vector, body.limit, body.minSimilarity, text=text
+            )
         )
 
 

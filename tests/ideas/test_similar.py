@@ -378,12 +378,12 @@ async def test_static_model_runs_in_process_and_the_embedder_is_replaced(
     api: Api, system: Any
 ) -> None:
     """With the static model (the default), the search process embeds search texts itself
-    (the transformer's worker serves the ideas process's automation rule alone, and the
-    search process starts none); the ideas process's embedder runs
-    SIMILAR_EMBED_NICE (default 10) below its CPU priority and, where the ideas process may
-    use two CPUs or more, on the last of them alone (SIMILAR_EMBED_CPU, default last);
-    killed, it is replaced and new ideas are still embedded. (The transformer's worker
-    processes: test_similar_minilm.py.)"""
+    and its transformer's worker scores each search's candidates, in the idle scheduling
+    class SIMILAR_EMBED_NICE (default 10) below it (the ideas process's worker serves the
+    automation rule alone); the ideas process's embedder runs SIMILAR_EMBED_NICE below its
+    CPU priority and, where the ideas process may use two CPUs or more, on the last of them
+    alone (SIMILAR_EMBED_CPU, default last); killed, it is replaced and new ideas are still
+    embedded. (The transformer's worker processes: test_similar_minilm.py.)"""
     import os
     import signal
 
@@ -394,15 +394,12 @@ async def test_static_model_runs_in_process_and_the_embedder_is_replaced(
         return "embedder" in model_processes(ideas)
 
     await until(embedder, within=30)
-    # The transformer's worker starts only for the automation rule's duplicate checks (if an
-    # earlier test made one, it is there): a search never uses it, so none starts again.
-    worker = model_processes(ideas).get("search")
-    if worker is not None:
-        os.kill(worker, signal.SIGKILL)
-        await asyncio.sleep(0.5)
-    assert await similar_to(api, "Another search") is not None
-    assert "search" not in model_processes(ideas), "a search started the transformer"
-    assert model_processes(system.procs["similar"][0].pid) == {}, "a search started a model"
+    searcher = system.procs["similar"][0].pid
+    assert set(model_processes(searcher)) == {"search"}, "the search process's transformer"
+    worker = model_processes(searcher)["search"]
+    assert os.sched_getscheduler(worker) == os.SCHED_IDLE
+    base = os.getpriority(os.PRIO_PROCESS, searcher)
+    assert os.getpriority(os.PRIO_PROCESS, worker) - base == min(base + 10, 19) - base
     pid = model_processes(ideas)["embedder"]
     base = os.getpriority(os.PRIO_PROCESS, ideas)
     assert os.getpriority(os.PRIO_PROCESS, pid) - base == min(base + 10, 19) - base

@@ -32,7 +32,7 @@ from .test_similar import (
     similar_to,
     until,
 )
-from .test_similar_quality import duplicate_threshold_holds, paraphrases_found_first
+from .test_similar_quality import labeled_set_holds, signal_records_the_search_similarity
 
 
 @pytest.fixture(scope="module")
@@ -47,12 +47,12 @@ def api(minilm: PartSystem, http: Any, openapi: Any) -> Api:
     return workspace_api(minilm, http, openapi)[1]  # type: ignore[no-any-return]
 
 
-async def test_paraphrases_found_first_and_keywords_miss_them(api: Api) -> None:
-    await paraphrases_found_first(api, "minilm")
+async def test_labeled_set_held_out_part(api: Api) -> None:
+    await labeled_set_holds(api, "minilm")
 
 
-async def test_duplicate_threshold_precision_and_recall(api: Api) -> None:
-    await duplicate_threshold_holds(api, "minilm")
+async def test_a_signal_records_the_similarity_the_search_answers(api: Api) -> None:
+    await signal_records_the_search_similarity(api)
 
 
 async def test_searches_held_by_a_dying_search_worker_are_answered(
