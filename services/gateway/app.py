@@ -252,16 +252,19 @@ async def _forward(request: web.Request, route: Route, body: bytes | None) -> we
     key = request.headers.get(idempotency.HEADER)
     if request.method == "POST" and key is not None:
         idempotency.check_key(key)
-        fingerprint = idempotency.request_hash(request.method, request.path_qs, body or b"")
-        return await idempotency.run_once(
-            app[PG_POOL],
-            request[KEY].workspace_id,
-            key,
-            fingerprint,
-            extra,
-            relay,
-            route.secret_fields,
-        )
+        if idempotency.stores(route, body):  # a read-only POST runs again: nothing is kept
+            fingerprint = idempotency.request_hash(request.method, request.path_qs, body or b"")
+            return await idempotency.run_once(
+                app[PG_POOL],
+                request[KEY].workspace_id,
+                request[KEY].key_id,
+                key,
+                fingerprint,
+                extra,
+                relay,
+                app[SETTINGS].idempotency_max_stored_bytes,
+                route.secret_fields,
+            )
     return (await relay()).response
 
 

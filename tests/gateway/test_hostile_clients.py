@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import psycopg2
 import pytest
 
+from services.gateway.settings import GatewaySettings
 from tests.support.api import Api, make_key
 
 from .conftest import GatewayRig, clear_of_window_edge, from_own_address
@@ -66,13 +67,15 @@ async def test_large_idempotent_answer_is_replayed_whole(rig: GatewayRig) -> Non
 
 
 async def test_answer_over_the_replay_limit_is_relayed_and_not_kept(rig: GatewayRig) -> None:
-    """An answer too large to keep (over 8 MiB) still reaches the client whole; the key is
-    freed, as after a 5xx, rather than held by an answer that cannot be replayed."""
+    """An answer too large to keep (over IDEMPOTENCY_MAX_STORED_BYTES) still reaches the client
+    whole; the key is freed, as after a 5xx, rather than held by an answer that cannot be
+    replayed."""
     ws = rig.workspace()
-    body = {"name": uuid.uuid4().hex, "pad": 9 << 20}
+    pad = GatewaySettings.idempotency_max_stored_bytes + 1
+    body = {"name": uuid.uuid4().hex, "pad": pad}
     key = {"Idempotency-Key": uuid.uuid4().hex}
     first = await ws.api.post(PATH, json=body, headers=key)
-    assert first.status == 200 and first.json["data"]["pad"] == "x" * (9 << 20)
+    assert first.status == 200 and first.json["data"]["pad"] == "x" * pad
     again = await ws.api.post(PATH, json=body, headers=key)
     assert again.status == 200 and "Idempotent-Replayed" not in again.headers
     assert rig.upstream.calls[body["name"]] == 2
