@@ -229,7 +229,8 @@ def _error_headers(status: str) -> dict[str, Any]:
             "required": False,
             "description": "Seconds to wait, when the service knows: a "
             "busy export (all export slots taken), a statement that ran "
-            "past its time limit, or a service whose capacity was all in use",
+            "past its time limit, a service whose capacity was all in use, or a database "
+            "with no connection free",
         }
     return headers
 
