@@ -84,6 +84,13 @@ class Route:
     # Dotted paths to secrets in the success answer (e.g. "data.secret"): shown once, then
     # masked in the answer an Idempotency-Key replay gives (docs/gateway.md).
     secret_fields: tuple[str, ...] = ()
+    # A POST that changes nothing (a search sent as a POST): its Idempotency-Key is checked
+    # and otherwise ignored, and no answer of it is stored (docs/gateway.md, Idempotency-Key).
+    read_only: bool = False
+    # The body is a JSON-RPC message (the MCP endpoint): a `tools/call` of a tool whose route
+    # changes state is stored for an Idempotency-Key like that route; any other message is
+    # read-only (docs/gateway.md, Idempotency-Key).
+    tool_calls: bool = False
 
     @property
     def aiohttp_path(self) -> str:

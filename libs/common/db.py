@@ -30,7 +30,7 @@ import psycopg2.errors
 import psycopg2.extensions
 import psycopg2.extras
 
-from .errors import QueryTimeout
+from .errors import PoolTimeout, QueryTimeout
 from .settings import Settings
 
 psycopg2.extras.register_uuid()
@@ -102,6 +102,25 @@ def _ready(weak_self: Any) -> None:
 aiopg.connection.Connection._ready = staticmethod(_ready)  # type: ignore[method-assign]
 
 
+_aiopg_acquire = aiopg.Pool._acquire
+
+
+async def _acquire(self: aiopg.Pool) -> Any:
+    # Waiting for a free connection ends after the pool's acquire timeout (DB_POOL_TIMEOUT_S,
+    # `create_pool`) or aiopg's own, each a bare TimeoutError, which every handler took for a
+    # bug: 500. Every connection being in use is the database busy, which the client should
+    # retry: a 503 with Retry-After, in every process (`PoolTimeout`). A cancellation from
+    # outside (an enclosing timeout's) stays one: these timeouts raise only when they fired.
+    try:
+        async with asyncio.timeout(getattr(self, "_ims_acquire_timeout", None)):
+            return await _aiopg_acquire(self)
+    except TimeoutError as err:
+        raise PoolTimeout() from err
+
+
+aiopg.Pool._acquire = _acquire  # type: ignore[method-assign]
+
+
 def session_options(timeouts: tuple[float, float], *extra: str) -> str:
     """libpq `options`: UTC, the two timeouts (seconds, given to PostgreSQL in ms), `extra`."""
     statement_s, idle_s = timeouts
@@ -123,18 +142,22 @@ async def create_pool(
     maxsize: int = 10,
     application_name: str = "ims",
     extra_options: Sequence[str] = (),
+    acquire_timeout: float = Settings.db_pool_timeout_s,
 ) -> aiopg.Pool:
-    """A pool whose sessions run in UTC with `timeouts` (statement, idle in transaction)."""
-    return await aiopg.create_pool(
+    """A pool whose sessions run in UTC with `timeouts` (statement, idle in transaction).
+    `acquire_timeout` bounds the wait for a free connection (then `PoolTimeout`, a 503)."""
+    pool = await aiopg.create_pool(
         dsn,
         minsize=minsize,
         maxsize=maxsize,
-        timeout=30.0,
+        timeout=30.0,  # aiopg's: its connects, and its client-side bound on each statement
         pool_recycle=300.0,
         options=session_options(timeouts, *extra_options),
         application_name=application_name,
         **KEEPALIVES,
     )
+    pool._ims_acquire_timeout = acquire_timeout  # type: ignore[attr-defined]  # our mark
+    return pool
 
 
 def listen_connection(dsn: str, timeout: float = 10.0) -> Any:

@@ -15,7 +15,8 @@ ApiError                    500 internal_error (base; anything unexpected ends h
 │   └── AutomationLimitReached  403 limit_exceeded (the automation API's quota and hook limits)
 ├── RateLimited             429 rate_limited
 └── ServiceUnavailable      503 service_unavailable
-    └── QueryTimeout        503 service_unavailable (a statement ran past its timeout)
+    ├── QueryTimeout        503 service_unavailable (a statement ran past its timeout)
+    └── PoolTimeout         503 service_unavailable (no pooled connection free in time)
 """
 
 from __future__ import annotations
@@ -149,6 +150,17 @@ class QueryTimeout(ServiceUnavailable):
     """The database cancelled a statement (statement_timeout): retry shortly."""
 
     default_message = "The database did not answer in time; retry shortly"
+
+    def __init__(self, message: str | None = None, **kw: Any) -> None:
+        kw.setdefault("headers", {"Retry-After": "1"})
+        super().__init__(message, **kw)
+
+
+class PoolTimeout(ServiceUnavailable):
+    """No connection of the process's pool came free within DB_POOL_TIMEOUT_S (every one is in
+    use): the database is busy, not broken; retry shortly (libs/common/db.py)."""
+
+    default_message = "The database is busy; retry shortly"
 
     def __init__(self, message: str | None = None, **kw: Any) -> None:
         kw.setdefault("headers", {"Retry-After": "1"})

@@ -166,6 +166,8 @@ class Settings:
     log_level: str = "info"
     db_pool_min: int = 1
     db_pool_max: int = 10
+    # the longest a request waits for a free pooled connection, then 503 (libs/common/db.py)
+    db_pool_timeout_s: float = 30.0
     shutdown_timeout_s: float = 15.0
     http_keepalive_timeout_s: float = 75.0  # an idle kept-alive connection is closed after it
     http_header_timeout_s: float = 10.0  # from a request's first byte to its complete head
@@ -258,6 +260,7 @@ class Settings:
             log_level=(e.get("LOG_LEVEL") or "info").lower(),
             db_pool_min=env_int(e, "DB_POOL_MIN", 1, 0),
             db_pool_max=env_int(e, "DB_POOL_MAX", 10, 1),
+            db_pool_timeout_s=env_float(e, "DB_POOL_TIMEOUT_S", 30.0),
             shutdown_timeout_s=env_float(e, "SHUTDOWN_TIMEOUT_S", 15.0),
             http_keepalive_timeout_s=env_float(e, "HTTP_KEEPALIVE_TIMEOUT_S", 75.0),
             http_header_timeout_s=env_float(e, "HTTP_HEADER_TIMEOUT_S", 10.0),

@@ -182,14 +182,8 @@ def route_handler(route: Route) -> Handler:
             raise InsufficientScope(f"This call needs the {route.scope} scope")
         if route.plan_gated and info.plan in GATED_PLANS:
             raise PlanRequired(f"Not available on the {info.plan} plan")
-        if route.export:
-            s = app[SETTINGS]
-            window = await app[COUNTER].hit(f"export:{info.workspace_id}", s.export_per_hour, 3600)
-            if not window.allowed:
-                raise RateLimited(
-                    f"Export limit of {s.export_per_hour} per hour exceeded",
-                    headers=window.headers(),
-                )
+        if route.export:  # an export streams for minutes: no turn waits for it
+            return await _export(request, route)
         if route.service == "gateway":
             return await LOCAL[route.operation_id](request)
         # The whole body first: a client trickling it holds no turn and no slot meanwhile.
@@ -197,13 +191,49 @@ def route_handler(route: Route) -> Handler:
         if route.low_priority:
             async with app[PRIORITIES].low():
                 return await _forward(request, route, body)
-        if not route.export:  # an export streams for minutes: no turn waits for it
-            with app[PRIORITIES].normal():
-                return await _forward(request, route, body)
-        return await _forward(request, route, body)
+        with app[PRIORITIES].normal():
+            return await _forward(request, route, body)
 
     handle.__name__ = route.operation_id
     return handle
+
+
+# The service's refusals of an export before it starts: its slots are full (429 for the
+# workspace's, 503 for the process's; services/analytics/slots.py), or it could not start.
+_EXPORT_REFUSED = frozenset({429, 503})
+
+
+async def _export(request: web.Request, route: Route) -> web.StreamResponse:
+    """An export spends one of the workspace's hourly exports, given back when the service
+    refuses it before it starts (docs/gateway.md#rate-limits): an export that never ran does
+    not count. The window is one conditional counter in PostgreSQL, taken and given back
+    atomically, so it stays exact across replicas."""
+    app, info = request.app, request[KEY]
+    s = app[SETTINGS]
+    taken = await ratelimit.take(
+        app[PG_POOL], f"export:{info.workspace_id}", s.export_per_hour, 3600
+    )
+    if not taken.verdict.allowed:
+        raise RateLimited(
+            f"Export limit of {s.export_per_hour} per hour exceeded",
+            headers=taken.verdict.headers(),
+        )
+    try:
+        body = await read_body(request, s.request_body_timeout_s)
+        response = await _forward(request, route, body)
+    except ServiceUnavailable:  # the service could not be reached: nothing ran
+        await _give_back(app, taken)
+        raise
+    if response.status in _EXPORT_REFUSED:
+        await _give_back(app, taken)
+    return response
+
+
+async def _give_back(app: web.Application, taken: ratelimit.Taken) -> None:
+    try:
+        await asyncio.shield(ratelimit.give_back(app[PG_POOL], taken))
+    except Exception as err:  # the client still gets its answer; the export stays counted
+        log.warning("export_not_given_back", error=repr(err))
 
 
 async def _forward(request: web.Request, route: Route, body: bytes | None) -> web.StreamResponse:
@@ -252,16 +282,19 @@ async def _forward(request: web.Request, route: Route, body: bytes | None) -> we
     key = request.headers.get(idempotency.HEADER)
     if request.method == "POST" and key is not None:
         idempotency.check_key(key)
-        fingerprint = idempotency.request_hash(request.method, request.path_qs, body or b"")
-        return await idempotency.run_once(
-            app[PG_POOL],
-            request[KEY].workspace_id,
-            key,
-            fingerprint,
-            extra,
-            relay,
-            route.secret_fields,
-        )
+        if idempotency.stores(route, body):  # a read-only POST runs again: nothing is kept
+            fingerprint = idempotency.request_hash(request.method, request.path_qs, body or b"")
+            return await idempotency.run_once(
+                app[PG_POOL],
+                request[KEY].workspace_id,
+                request[KEY].key_id,
+                key,
+                fingerprint,
+                extra,
+                relay,
+                app[SETTINGS].idempotency_max_stored_bytes,
+                route.secret_fields,
+            )
     return (await relay()).response
 
 

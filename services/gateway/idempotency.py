@@ -1,13 +1,20 @@
 """`Idempotency-Key` on POST (docs/gateway.md): the first request runs, repeats replay it.
 
-The key is claimed with an insert (`in_flight`); a concurrent repeat finds the claim and gets
-409, whichever gateway replica it reaches. The finished answer is stored unless it is a 5xx
-(then the claim is dropped, so the client may retry). A secret in the answer (the route's
-`secret_fields`) is stored masked: the replay shows it as any later read does.
+Only a POST that changes state is kept (`stores`): a read-only one (`Route.read_only`, and an
+MCP message other than a call of a tool whose route changes state) runs every time, its
+key checked and otherwise ignored: a repeat reads afresh, and its answer, which may be large,
+is never stored.
 
-An answer is kept for storing up to `STORE_LIMIT` bytes while it is relayed. No answer the
-contract describes comes near it (the largest, a batch of 100 ideas, stays under 3 MiB); one
-that is larger, or that broke off, is not stored and frees the key, as a 5xx does.
+The key is claimed with an insert (`in_flight`) under (workspace, API key, idempotency key); a
+concurrent repeat finds the claim and gets 409, whichever gateway replica it reaches. The
+finished answer is stored unless it is a 5xx (then the claim is dropped, so the client may
+retry). A secret in the answer (the route's `secret_fields`) is stored masked: the replay shows
+it as any later read does.
+
+An answer is kept for storing up to `IDEMPOTENCY_MAX_STORED_BYTES` (2 MiB) while it is
+relayed: the largest state-changing answer, a batch of 100 ideas as large as a 1 MiB request
+allows, is 1,128,726 bytes (tests/gateway/test_idempotency_ideas.py). One that is larger, or that broke off, is relayed but not stored,
+and frees the key, as a 5xx does.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ import structlog
 from aiohttp import web
 from multidict import CIMultiDict
 
+from libs.api.route import Route
+from libs.api.table import ROUTE_TABLE
 from libs.common import db
 from libs.common.errors import Conflict, ValidationFailed
 from libs.common.masking import mask_fields
@@ -31,7 +40,13 @@ from libs.common.masking import mask_fields
 from .proxy import Relayed
 
 HEADER = "Idempotency-Key"
-STORE_LIMIT = 8 << 20
+# Records stored before they were kept per API key (migration 0003): any key of their
+# workspace finds them, until they expire.
+LEGACY_KEY_ID = uuid.UUID(int=0)
+# MCP tools whose route changes nothing: a call of one is a read.
+READ_TOOLS = frozenset(
+    r.tool.name for r in ROUTE_TABLE if r.tool is not None and (r.method == "GET" or r.read_only)
+)
 log = structlog.get_logger("idempotency")
 # Per-request headers, and the framing of the first answer (a replay is framed anew).
 _REPLAY_DROP = frozenset(
@@ -60,6 +75,28 @@ def check_key(key: str) -> str:
     return key
 
 
+def stores(route: Route, body: bytes | None) -> bool:
+    """Whether a POST to `route` with `body` changes state, so that its answer is stored for
+    its Idempotency-Key. A JSON-RPC message is read-only unless it is a `tools/call`; a call
+    of a tool known to read is read-only; anything else (another tool, a batch, a body that is
+    not JSON) is stored, as a state-changing POST: when in doubt, keep the answer."""
+    if route.read_only:
+        return False
+    if not route.tool_calls:
+        return True
+    try:
+        message = orjson.loads(body or b"")
+    except orjson.JSONDecodeError:
+        return True
+    if not isinstance(message, dict):
+        return True
+    if message.get("method") != "tools/call":
+        return False
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    return not (isinstance(name, str) and name in READ_TOOLS)
+
+
 def request_hash(method: str, path: str, body: bytes) -> bytes:
     return hashlib.sha256(method.encode() + b" " + path.encode() + b"\n" + body).digest()
 
@@ -67,26 +104,34 @@ def request_hash(method: str, path: str, body: bytes) -> bytes:
 async def run_once(
     pool: aiopg.Pool,
     workspace_id: uuid.UUID,
+    key_id: uuid.UUID,
     key: str,
     fingerprint: bytes,
     extra_headers: dict[str, str],
     call: Callable[[int], Awaitable[Relayed]],
+    max_stored: int,
     secret_fields: tuple[str, ...] = (),
 ) -> web.StreamResponse:
-    """Run `call` (which relays the request, keeping up to the bytes it is given) once per key."""
+    """Run `call` (which relays the request, keeping up to the bytes it is given) once per
+    (workspace, API key, idempotency key); store its answer when it is at most `max_stored`."""
+    ids = {"ws": workspace_id, "kid": key_id, "legacy": LEGACY_KEY_ID, "key": key}
     async with db.cursor(pool) as cur:
         # An expired record (older than 24 h) is as good as none; so is a claim whose
         # gateway died mid-request (no request lives 5 minutes: the proxy reads time out).
         await cur.execute(
-            "DELETE FROM gateway.idempotency_keys WHERE workspace_id = %s AND key = %s"
+            "DELETE FROM gateway.idempotency_keys"
+            " WHERE workspace_id = %(ws)s AND key_id IN (%(kid)s, %(legacy)s) AND key = %(key)s"
             " AND (created_at < now() - interval '24 hours'"
             "      OR (state = 'in_flight' AND created_at < now() - interval '5 minutes'))",
-            (workspace_id, key),
+            ids,
         )
         await cur.execute(
-            "INSERT INTO gateway.idempotency_keys (workspace_id, key, request_hash, state)"
-            " VALUES (%s, %s, %s, 'in_flight') ON CONFLICT DO NOTHING",
-            (workspace_id, key, psycopg2.Binary(fingerprint)),
+            "INSERT INTO gateway.idempotency_keys (workspace_id, key_id, key, request_hash, state)"
+            " SELECT %(ws)s, %(kid)s, %(key)s, %(hash)s, 'in_flight'"
+            "  WHERE NOT EXISTS (SELECT 1 FROM gateway.idempotency_keys"
+            "   WHERE workspace_id = %(ws)s AND key_id = %(legacy)s AND key = %(key)s)"
+            " ON CONFLICT DO NOTHING",
+            {**ids, "hash": psycopg2.Binary(fingerprint)},
         )
         claimed = cur.rowcount == 1
         if not claimed:
@@ -94,21 +139,28 @@ async def run_once(
                 cur,
                 """
                 SELECT request_hash, state, response_status, response_headers, response_body
-                  FROM gateway.idempotency_keys WHERE workspace_id = %s AND key = %s""",
-                (workspace_id, key),
+                  FROM gateway.idempotency_keys
+                 WHERE workspace_id = %(ws)s AND key_id IN (%(kid)s, %(legacy)s)
+                   AND key = %(key)s
+                 ORDER BY key_id = %(legacy)s LIMIT 1""",
+                ids,
             )
     if not claimed:
         return _replay(row, fingerprint, extra_headers)
     try:
-        relayed = await call(STORE_LIMIT)
+        relayed = await call(max_stored)
     except BaseException:
-        await asyncio.shield(_release(pool, workspace_id, key))
+        await asyncio.shield(_release(pool, ids))
         raise
     response = relayed.response
-    if response.status >= 500 or relayed.body is None:
-        if relayed.body is None:
-            log.warning("idempotent_answer_not_stored", status=response.status)
-        await _release(pool, workspace_id, key)
+    if response.status >= 500 or relayed.body is None or len(relayed.body) > max_stored:
+        if response.status < 500:
+            log.warning(
+                "idempotent_answer_not_stored",
+                status=response.status,
+                reason="broke off" if relayed.body is None else "over the limit",
+            )
+        await _release(pool, ids)
         return response
     # Pairs, not a dict: a header may repeat, and multidict's keys are not plain strings.
     stored = [[str(k), v] for k, v in response.headers.items() if k.lower() not in _REPLAY_DROP]
@@ -117,21 +169,20 @@ async def run_once(
         async with db.cursor(pool) as cur:
             await cur.execute(
                 """
-                UPDATE gateway.idempotency_keys SET state = 'done', response_status = %s,
-                       response_headers = %s, response_body = %s
-                 WHERE workspace_id = %s AND key = %s""",
-                (
-                    response.status,
-                    orjson.dumps(stored).decode(),
-                    psycopg2.Binary(body),
-                    workspace_id,
-                    key,
-                ),
+                UPDATE gateway.idempotency_keys SET state = 'done', response_status = %(status)s,
+                       response_headers = %(headers)s, response_body = %(body)s
+                 WHERE workspace_id = %(ws)s AND key_id = %(kid)s AND key = %(key)s""",
+                {
+                    **ids,
+                    "status": response.status,
+                    "headers": orjson.dumps(stored).decode(),
+                    "body": psycopg2.Binary(body),
+                },
             )
     except BaseException:
         # The answer happened but could not be kept: free the key rather than leave it
         # in flight for a day; the client still gets the answer.
-        await asyncio.shield(_release(pool, workspace_id, key))
+        await asyncio.shield(_release(pool, ids))
         raise
     return response
 
@@ -161,9 +212,10 @@ def _replay(row: dict | None, fingerprint: bytes, extra: dict[str, str]) -> web.
     )
 
 
-async def _release(pool: aiopg.Pool, workspace_id: uuid.UUID, key: str) -> None:
+async def _release(pool: aiopg.Pool, ids: dict[str, object]) -> None:
     async with db.cursor(pool) as cur:
         await cur.execute(
-            "DELETE FROM gateway.idempotency_keys WHERE workspace_id = %s AND key = %s",
-            (workspace_id, key),
+            "DELETE FROM gateway.idempotency_keys"
+            " WHERE workspace_id = %(ws)s AND key_id = %(kid)s AND key = %(key)s",
+            ids,
         )

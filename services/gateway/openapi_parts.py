@@ -182,10 +182,16 @@ IDEMPOTENCY_KEY: dict[str, Any] = {
     "name": "Idempotency-Key",
     "in": "header",
     "required": False,
-    "description": "Makes a retry safe: a repeat with the same key and body within 24 hours "
-    "gets the first answer again (with `Idempotent-Replayed: true`) and changes "
-    "nothing; the same key with another body, or while the first request is "
-    "still in flight, answers 409 `conflict`. 1 to 255 printable characters.",
+    "description": "Makes a retry safe: a repeat with the same key and body, from the same API "
+    "key, within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and "
+    "changes nothing; the same key with another body, or while the first request is "
+    "still in flight, answers 409 `conflict`. Keys belong to the API key that sent them: "
+    "another key of the workspace may use the same one for its own request. 1 to 255 "
+    "printable characters. A POST that changes nothing (`POST /ideas/similar`; on `/mcp`, "
+    "every message but a `tools/call` of a tool that changes data) checks the key and "
+    "otherwise ignores it: it runs again each time and no answer is kept. An answer larger "
+    "than the gateway stores (IDEMPOTENCY_MAX_STORED_BYTES, 2 MiB by default; a batch of 100 "
+    "ideas stays under it) is relayed but not kept: the key is freed, and a repeat runs again.",
     "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7E]+$"},
     "example": "9b2f6c1e-create-idea-42",
 }
@@ -224,7 +230,8 @@ def _error_headers(status: str) -> dict[str, Any]:
             "required": False,
             "description": "Seconds to wait, when the service knows: a "
             "busy export (all export slots taken), a statement that ran "
-            "past its time limit, or a service whose capacity was all in use",
+            "past its time limit, a service whose capacity was all in use, or a database "
+            "with no connection free",
         }
     return headers
 

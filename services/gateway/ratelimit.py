@@ -231,6 +231,46 @@ class SharedCounter:
         )
 
 
+_TAKE = """
+    INSERT INTO gateway.rate_counters AS c (bucket, window_start, count) VALUES (%s, %s, 1)
+    ON CONFLICT (bucket, window_start) DO UPDATE SET count = c.count + 1 WHERE c.count < %s
+    RETURNING count"""
+_GIVE_BACK = """
+    UPDATE gateway.rate_counters SET count = count - 1
+     WHERE bucket = %s AND window_start = %s AND count > 0"""
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A hit of a window that may be given back (`give_back`): its verdict and window."""
+
+    verdict: Verdict
+    bucket: str
+    window_start: datetime
+
+
+async def take(pool: aiopg.Pool, bucket: str, limit: int, window_s: int) -> Taken:
+    """Count one hit in `bucket`'s current window if it has room, in one statement: the
+    count is that of the hits admitted and not given back, exact across replicas. A refused
+    hit is not counted (unlike `SharedCounter.hit`), so a hit given back makes room again for
+    whichever replica asks next. For rare, costly hits (exports): no coalescing, no blocks, no
+    memory of a full window."""
+    now = time.time()
+    start = datetime.fromtimestamp(math.floor(now / window_s) * window_s, timezone.utc)
+    async with db.cursor(pool) as cur:
+        count = await db.fetchval(cur, _TAKE, (bucket, start, limit))
+    reset = max(1, math.ceil(start.timestamp() + window_s - time.time()))
+    allowed = count is not None
+    remaining = limit - int(count) if allowed else 0
+    return Taken(Verdict(limit, remaining, reset, allowed), bucket, start)
+
+
+async def give_back(pool: aiopg.Pool, taken: Taken) -> None:
+    """Uncount an admitted hit of `take` (in the window it was counted in)."""
+    async with db.cursor(pool) as cur:
+        await cur.execute(_GIVE_BACK, (taken.bucket, taken.window_start))
+
+
 async def sweep_forever(pool: aiopg.Pool, every_s: float = 300.0) -> None:
     """Old windows and expired idempotency records are of no use: delete them now and then."""
     while True:

@@ -75,6 +75,8 @@ class GatewaySettings(Settings):
     fair_share_min: int = 4
     fair_share_wait_s: float = 2.0
     request_body_timeout_s: float = 15.0  # to read a request's whole body
+    # the largest answer stored for an Idempotency-Key replay (docs/gateway.md, Idempotency-Key)
+    idempotency_max_stored_bytes: int = 2 << 20
 
     @classmethod
     def read(cls, e: dict[str, str], require_secrets: bool) -> dict[str, Any]:
@@ -97,6 +99,7 @@ class GatewaySettings(Settings):
             fair_share_min=env_int(e, "FAIR_SHARE_MIN", 4, 1),
             fair_share_wait_s=env_float(e, "FAIR_SHARE_WAIT_S", 2.0),
             request_body_timeout_s=env_float(e, "REQUEST_BODY_TIMEOUT_S", 15.0),
+            idempotency_max_stored_bytes=env_int(e, "IDEMPOTENCY_MAX_STORED_BYTES", 2 << 20, 0),
         )
 
 

@@ -78,3 +78,26 @@ async def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_window(
         direct = Api(session, base, "ims_live_" + "c" * 40, None)
         r = await direct.get("/api/v1/automation/auth", headers={"X-Forwarded-For": a})
         assert r.status == 401 and rate_headers(r.headers)["RateLimit-Remaining"] == 59
+
+
+async def test_ipv6_clients_are_counted_by_their_64(rig: GatewayRig) -> None:
+    """Every address of one IPv6 /64 shares a window (a host given a /64 could otherwise send
+    each request from a new address); another /64 has its own, and an IPv4 address written as
+    IPv6 is that IPv4 address."""
+    base = rig.system.gateway_urls()[0]
+    anon = Api(rig.http, base, "ims_live_" + "d" * 40, None)
+    net = f"2001:db8:{random.randint(1, 0xFFFF):x}:{random.randint(1, 0xFFFF):x}"
+    await clear_of_window_edge(60, margin=10)
+    for i in range(60):
+        client = f"{net}:{random.randint(1, 0xFFFF):x}::{i + 1:x}"
+        r = await anon.get("/api/v1/automation/auth", headers={"X-Forwarded-For": client})
+        assert r.status == 401, i
+    r = await anon.get("/api/v1/automation/auth", headers={"X-Forwarded-For": f"{net}::ffff"})
+    assert r.status == 429 and rate_headers(r.headers)["RateLimit-Limit"] == 60
+    other = f"2001:db8:{random.randint(1, 0xFFFF):x}:0:ffff::1"
+    r = await anon.get("/api/v1/automation/auth", headers={"X-Forwarded-For": other})
+    assert r.status == 401 and rate_headers(r.headers)["RateLimit-Remaining"] == 59
+    v4 = f"198.51.100.{random.randint(1, 254)}"
+    for forwarded, remaining in ((v4, 59), (f"::ffff:{v4}", 58)):
+        r = await anon.get("/api/v1/automation/auth", headers={"X-Forwarded-For": forwarded})
+        assert r.status == 401 and rate_headers(r.headers)["RateLimit-Remaining"] == remaining

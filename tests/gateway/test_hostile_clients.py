@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 import psycopg2
 import pytest
 
+from services.gateway.settings import GatewaySettings
 from tests.support.api import Api, make_key
 
 from .conftest import GatewayRig, clear_of_window_edge, from_own_address
@@ -66,13 +68,15 @@ async def test_large_idempotent_answer_is_replayed_whole(rig: GatewayRig) -> Non
 
 
 async def test_answer_over_the_replay_limit_is_relayed_and_not_kept(rig: GatewayRig) -> None:
-    """An answer too large to keep (over 8 MiB) still reaches the client whole; the key is
-    freed, as after a 5xx, rather than held by an answer that cannot be replayed."""
+    """An answer too large to keep (over IDEMPOTENCY_MAX_STORED_BYTES) still reaches the client
+    whole; the key is freed, as after a 5xx, rather than held by an answer that cannot be
+    replayed."""
     ws = rig.workspace()
-    body = {"name": uuid.uuid4().hex, "pad": 9 << 20}
+    pad = GatewaySettings.idempotency_max_stored_bytes + 1
+    body = {"name": uuid.uuid4().hex, "pad": pad}
     key = {"Idempotency-Key": uuid.uuid4().hex}
     first = await ws.api.post(PATH, json=body, headers=key)
-    assert first.status == 200 and first.json["data"]["pad"] == "x" * (9 << 20)
+    assert first.status == 200 and first.json["data"]["pad"] == "x" * pad
     again = await ws.api.post(PATH, json=body, headers=key)
     assert again.status == 200 and "Idempotent-Replayed" not in again.headers
     assert rig.upstream.calls[body["name"]] == 2
@@ -213,3 +217,55 @@ async def test_key_cache_is_lru_and_invented_keys_never_evict_real_ones(rig: Gat
                 assert await _status(api.with_key(key)) == 401
             assert await _status(api.with_key(b)) is None  # not cached: it waits on the lookup
             assert await _status(api.with_key(invented[0])) is None
+
+
+def _readiness_queries(url: str, stop: threading.Event) -> set[object]:
+    """The gateway's readiness queries seen while `stop` is not set: the distinct start times
+    of its sessions' `SELECT 1`, sampled from pg_stat_activity as fast as it answers."""
+    seen: set[object] = set()
+    conn = psycopg2.connect(url)
+    conn.autocommit = True  # each sample a statement of its own, and a fresh view
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT now()")
+            since = cur.fetchone()[0]  # an idle session shows its last query: not counted
+            while not stop.is_set():
+                cur.execute(
+                    "SELECT pid, query_start FROM pg_stat_activity"
+                    " WHERE application_name = 'ims-gateway' AND query = 'SELECT 1'"
+                    " AND query_start > %s",
+                    (since,),
+                )
+                seen.update(cur.fetchall())
+    finally:
+        conn.close()
+    return seen
+
+
+async def test_a_flood_of_readyz_costs_the_database_a_query_a_second(rig: GatewayRig) -> None:
+    """/readyz on the public listener is open: 300 calls at once, then 300 more over the next
+    second, take the database's answer from one check a second (each call ran a query)."""
+    base = rig.system.gateway_urls()[0]
+
+    async def ready() -> int:
+        async with rig.http.get(base + "/readyz") as r:
+            return r.status
+
+    stop = threading.Event()
+    sampler = asyncio.get_running_loop().run_in_executor(
+        None, _readiness_queries, rig.system.database_url, stop
+    )
+    await asyncio.sleep(0.2)
+    started = time.monotonic()
+    try:
+        statuses = await asyncio.gather(*(ready() for _ in range(300)))
+        for _ in range(10):
+            statuses += await asyncio.gather(*(ready() for _ in range(30)))
+            await asyncio.sleep(0.1)
+    finally:
+        took = time.monotonic() - started
+        stop.set()
+        seen = await sampler
+    assert statuses == [200] * 600
+    print(f"600 /readyz in {took:.2f} s: {len(seen)} readiness queries seen")
+    assert len(seen) <= took + 2, (len(seen), took)

@@ -5,6 +5,10 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+import psycopg2
+
+from services.gateway.settings import GatewaySettings
+
 from .conftest import GatewayRig
 
 PATH = "/api/v1/webhooks"
@@ -137,3 +141,47 @@ async def test_services_get_the_internal_token(rig: GatewayRig) -> None:
     ws = rig.workspace()
     assert (await ws.api.post(PATH, json=body())).status == 200
     assert rig.upstream.tokens_ok
+
+
+def table(rig: GatewayRig) -> tuple[int, int]:
+    """The idempotency table's rows and its total size (heap, TOAST and indexes), in bytes."""
+    conn = psycopg2.connect(rig.system.database_url)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(
+                "SELECT count(*), pg_total_relation_size('gateway.idempotency_keys')"
+                "  FROM gateway.idempotency_keys"
+            )
+            rows, size = cur.fetchone()
+    finally:
+        conn.close()
+    return int(rows), int(size)
+
+
+async def test_the_table_grows_by_at_most_the_limit_per_request(rig: GatewayRig) -> None:
+    """Answers up to IDEMPOTENCY_MAX_STORED_BYTES are stored (one row each, the table growing by
+    no more than the limit a request); a larger one is relayed whole, stores nothing and frees
+    its key."""
+    cap = GatewaySettings.idempotency_max_stored_bytes
+    ws = rig.workspace()
+    rows, size = table(rig)
+    stored = []
+    for _ in range(3):
+        b = body(pad=cap - 1024)
+        key = {"Idempotency-Key": uuid.uuid4().hex}
+        r = await ws.api.post(PATH, json=b, headers=key)
+        assert r.status == 200 and cap - 1024 < len(r.body) <= cap
+        stored.append((b, key, r.body))
+    rows_after, size_after = table(rig)
+    assert rows_after == rows + 3
+    assert size_after - size <= 3 * cap, (size, size_after)
+    for b, key, first in stored:
+        again = await ws.api.post(PATH, json=b, headers=key)
+        assert again.headers["Idempotent-Replayed"] == "true" and again.body == first
+    over = body(pad=cap)
+    key = {"Idempotency-Key": uuid.uuid4().hex}
+    for _ in range(2):
+        r = await ws.api.post(PATH, json=over, headers=key)
+        assert r.status == 200 and len(r.body) > cap and "Idempotent-Replayed" not in r.headers
+    assert rig.upstream.calls[over["name"]] == 2
+    assert table(rig)[0] == rows_after

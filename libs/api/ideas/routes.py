@@ -412,6 +412,7 @@ ROUTES = [
         body=b.SimilarRequest,
         responses={200: m.SimilarIdeaList},
         low_priority=True,
+        read_only=True,
         tags=("Ideas",),
         tool=FIND_SIMILAR_IDEAS,
         description="As `GET /ideas/{id}/similar` for a text that is not an idea yet, e.g. "

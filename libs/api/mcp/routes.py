@@ -81,6 +81,7 @@ ROUTES = [
         "Model Context Protocol endpoint (Streamable HTTP)",
         body=JsonRpcMessage,
         responses={200: JsonRpcAnswer, 202: None, 400: BAD_REQUEST},
+        tool_calls=True,
         tags=("MCP",),
         description="An MCP server speaking protocol 2025-11-25 (and later) over the "
         "Streamable HTTP transport, stateless: every POST carries one JSON-RPC "

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import Any, Protocol
 
@@ -21,11 +22,47 @@ async def healthz(_: web.Request) -> web.Response:
     return json_response({"status": "ok"})
 
 
+class DatabaseReadiness:
+    """The database's readiness, asked at most once every `FOR_S` seconds.
+
+    `/readyz` is open (the gateway's is on its public listener): each call used to take a
+    pooled connection for a `SELECT 1`, as many as anyone cared to send. Now an answer is kept
+    for `FOR_S` seconds, and calls that come while a check runs wait for that one: a flood of
+    /readyz costs the database one round trip a second, whatever its rate. A probe sees an
+    outage, and its end, at most a second late."""
+
+    FOR_S = 1.0
+
+    def __init__(self) -> None:
+        self._at = float("-inf")
+        self._ok = False
+        self._running: asyncio.Future[bool] | None = None
+
+    async def ok(self, pool: Any) -> bool:
+        loop = asyncio.get_running_loop()
+        if loop.time() - self._at < self.FOR_S:
+            return self._ok
+        if self._running is None:
+            self._running = asyncio.ensure_future(self._check(pool))
+        return await asyncio.shield(self._running)
+
+    async def _check(self, pool: Any) -> bool:
+        try:
+            self._ok = await db.ping(pool)
+            self._at = asyncio.get_running_loop().time()
+            return self._ok
+        finally:
+            self._running = None
+
+
+READINESS = web.AppKey("database_readiness", DatabaseReadiness)
+
+
 async def readyz(request: web.Request) -> web.Response:
     app = request.app
     checks: dict[str, bool] = {}
     if PG_POOL in app:
-        checks["database"] = await db.ping(app[PG_POOL])
+        checks["database"] = await app[READINESS].ok(app[PG_POOL])
     if BROKER in app:
         checks["broker"] = app[BROKER].ready
     ok = all(checks.values())
@@ -86,6 +123,7 @@ def create_app(
     app[SETTINGS] = settings
     app[PROCESS] = process
     app.router.add_get("/healthz", healthz)
+    app[READINESS] = DatabaseReadiness()
     app.router.add_get("/readyz", readyz)
     if metrics:
         app.router.add_get("/metrics", metrics_handler)

@@ -49,6 +49,7 @@ def pg_context(
             timeouts=s.db_timeouts(),
             extra_options=options(s) if callable(options) else options,
             application_name=f"ims-{app[PROCESS]}" + (f"-{role}" if role else ""),
+            acquire_timeout=s.db_pool_timeout_s,
         )
         app[key] = pool
         yield
