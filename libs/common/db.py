@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import select
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -54,12 +55,65 @@ KEEPALIVES: dict[str, Any] = {
 
 _aiopg_poll = aiopg.connection.Connection._poll
 
+# How often a connection waiting on PostgreSQL checks its socket itself (see `_nudge`).
+NUDGE_S = 1.0
+
+
+def _nudge(weak_self: Any, waiter: asyncio.Future[None], timer: list[asyncio.TimerHandle]) -> None:
+    # aiopg waits on its socket through the event loop's watcher of the descriptor *number*.
+    # When that watcher is lost while the wait goes on (another connection that held the same
+    # number earlier removes "its" watcher, or libpq's socket under the number changed), no
+    # event ever comes and the wait lasts aiopg's whole timeout: the request hangs, even
+    # after the server reset the socket (docs/running.md#postgresql-restarts). So every
+    # NUDGE_S of a wait, ask the kernel itself whether the socket is ready; when it is, watch
+    # it anew and handle what is there, as the lost event would have.
+    conn = weak_self()
+    if conn is None or waiter.done():
+        return
+    loop = conn._loop
+    try:
+        fileno = conn._conn.fileno()
+    except (psycopg2.Error, OSError):
+        fileno = -1
+    ready = fileno < 0
+    if not ready:
+        try:
+            r, w, _ = select.select([fileno], [fileno] if conn._writing else [], [], 0)
+            ready = bool(r or w)
+        except (OSError, ValueError):
+            ready = True  # let aiopg's own handling see what became of it
+    if ready:
+        with contextlib.suppress(Exception):
+            if fileno >= 0:
+                _rewatch(conn, fileno, weak_self)
+            aiopg.connection.Connection._ready(weak_self)
+    if not waiter.done():
+        timer[0] = loop.call_later(NUDGE_S, _nudge, weak_self, waiter, timer)
+
+
+def _rewatch(conn: aiopg.connection.Connection, fileno: int, weak_self: Any) -> None:
+    """Watch `fileno`, libpq's socket, afresh: a watcher kept under a stale registration is
+    dropped and made again, which registers the socket with the kernel's poller anew."""
+    loop = conn._loop
+    ready = aiopg.connection.Connection._ready
+    with contextlib.suppress(OSError, RuntimeError, ValueError):
+        loop.remove_reader(fileno)
+    if conn._writing:
+        with contextlib.suppress(OSError, RuntimeError, ValueError):
+            loop.remove_writer(fileno)
+    conn._fileno = fileno
+    loop.add_reader(fileno, ready, weak_self)
+    if conn._writing:
+        loop.add_writer(fileno, ready, weak_self)
+
 
 async def _poll(self: aiopg.connection.Connection, waiter: Any, timeout: float) -> Any:
     # aiopg turns a statement the server cancelled into asyncio.CancelledError, which every
     # handler and background loop takes for "this task is being stopped": a request would be
     # dropped without an answer, a consumer loop would end. When this task was not asked to
     # stop, raise it as the error it is.
+    timer: list[asyncio.TimerHandle] = []
+    timer.append(self._loop.call_later(NUDGE_S, _nudge, self._weakref, waiter, timer))
     try:
         return await _aiopg_poll(self, waiter, timeout)
     except asyncio.CancelledError as err:
@@ -72,6 +126,8 @@ async def _poll(self: aiopg.connection.Connection, waiter: Any, timeout: float) 
         ):
             raise QueryTimeout() from cause
         raise
+    finally:
+        timer[0].cancel()
 
 
 aiopg.connection.Connection._poll = _poll  # type: ignore[method-assign]

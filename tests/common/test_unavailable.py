@@ -58,3 +58,49 @@ def test_refused_connections_leave_nothing_watched(database_url: str, loop: str)
     factory = uvloop.new_event_loop if loop == "uvloop" else asyncio.new_event_loop
     with asyncio.Runner(loop_factory=factory) as runner:
         runner.run(main())
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_a_wait_whose_watcher_was_lost_still_ends(database_url: str, loop: str) -> None:
+    """A query waits on its socket through the event loop's watcher of the descriptor number.
+    Seen in the restart drill: that watcher gone while the query waited (no longer in the
+    kernel's poller), the server's reset never woke it, and the request hung for aiopg's whole
+    timeout. With the watcher taken away mid-query, the query still returns; and when the
+    server then ends the session, the error comes within seconds, not after 30."""
+    import uvloop
+
+    async def main() -> None:
+        pool = await db.create_pool(database_url, minsize=1, maxsize=1)
+        try:
+            async with pool.acquire() as conn, conn.cursor() as cur:
+                query = asyncio.create_task(cur.execute("SELECT pg_sleep(0.3)"))
+                await asyncio.sleep(0.1)
+                asyncio.get_running_loop().remove_reader(conn._fileno)  # the watcher lost
+                started = asyncio.get_running_loop().time()
+                async with asyncio.timeout(5):
+                    await query
+                assert asyncio.get_running_loop().time() - started < 3
+
+            async with pool.acquire() as conn, conn.cursor() as cur:
+                pid = conn.raw.get_backend_pid()
+                query = asyncio.create_task(cur.execute("SELECT pg_sleep(20)"))
+                await asyncio.sleep(0.1)
+                asyncio.get_running_loop().remove_reader(conn._fileno)
+                other = psycopg2.connect(database_url)
+                other.autocommit = True
+                with other.cursor() as c:  # the server ends the session (a restart does)
+                    c.execute("SELECT pg_terminate_backend(%s)", (pid,))
+                other.close()
+                started = asyncio.get_running_loop().time()
+                with pytest.raises(psycopg2.OperationalError) as caught:
+                    async with asyncio.timeout(8):
+                        await query
+                assert database_down(caught.value)
+                assert asyncio.get_running_loop().time() - started < 5
+        finally:
+            pool.close()
+            await pool.wait_closed()
+
+    factory = uvloop.new_event_loop if loop == "uvloop" else asyncio.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(main())
