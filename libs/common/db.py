@@ -26,13 +26,17 @@ from typing import Any
 
 import aiopg
 import aiopg.connection
+import aiopg.pool
 import psycopg2
 import psycopg2.errors
 import psycopg2.extensions
 import psycopg2.extras
+import structlog
 
 from .errors import QueryTimeout
 from .settings import Settings
+
+log = structlog.get_logger("db")
 
 psycopg2.extras.register_uuid()
 # JSON columns arrive as text: the service passes them through as orjson fragments or
@@ -83,6 +87,7 @@ def _nudge(weak_self: Any, waiter: asyncio.Future[None], timer: list[asyncio.Tim
         except (OSError, ValueError):
             ready = True  # let aiopg's own handling see what became of it
     if ready:
+        log.info("db_wait_nudged", fileno=fileno)  # rare: an event that did not come, or late
         with contextlib.suppress(Exception):
             if fileno >= 0:
                 _rewatch(conn, fileno, weak_self)
@@ -156,6 +161,29 @@ def _ready(weak_self: Any) -> None:
 
 
 aiopg.connection.Connection._ready = staticmethod(_ready)  # type: ignore[method-assign]
+
+
+# A new connection's deadline: a server that accepts and then says nothing (starting up under
+# load, a half-open network path) must not hold a pool, which connects under its lock, for
+# the 30 s of its acquire timeout. Past it, the connect fails as the database being down
+# (psycopg2.OperationalError: a 503, libs/common/unavailable.py).
+CONNECT_TIMEOUT_S = 5.0
+
+_aiopg_connect = aiopg.connection.connect
+
+
+async def _pool_connect(dsn: str, *, timeout: float, **kwargs: Any) -> aiopg.Connection:
+    try:
+        conn = await _aiopg_connect(dsn, timeout=min(timeout, CONNECT_TIMEOUT_S), **kwargs)
+    except asyncio.TimeoutError as err:
+        raise psycopg2.OperationalError(
+            f"no answer from the database within {CONNECT_TIMEOUT_S:g} s of connecting"
+        ) from err
+    conn._timeout = timeout  # its queries keep the pool's timeout
+    return conn
+
+
+aiopg.pool.connect = _pool_connect  # type: ignore[assignment]
 
 
 def session_options(timeouts: tuple[float, float], *extra: str) -> str:

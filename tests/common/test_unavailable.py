@@ -104,3 +104,30 @@ def test_a_wait_whose_watcher_was_lost_still_ends(database_url: str, loop: str) 
     factory = uvloop.new_event_loop if loop == "uvloop" else asyncio.new_event_loop
     with asyncio.Runner(loop_factory=factory) as runner:
         runner.run(main())
+
+
+async def test_a_server_that_accepts_and_says_nothing_is_the_database_down() -> None:
+    """A server that takes the connection and never answers (one starting up under load, a
+    half-open path) used to hold the pool, which connects under its lock, for its whole 30 s
+    acquire timeout and then failed as a bug (TimeoutError: a 500). The connect gives up
+    after db.CONNECT_TIMEOUT_S, as the database being down (a 503)."""
+    import socket
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # the kernel completes the handshakes; nobody ever reads or answers
+    url = f"postgresql://postgres@127.0.0.1:{silent.getsockname()[1]}/nowhere"
+    try:
+        pool = await db.create_pool(url, minsize=0, maxsize=2)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        with pytest.raises(psycopg2.OperationalError) as caught:
+            async with asyncio.timeout(15):
+                async with db.cursor(pool) as cur:
+                    await cur.execute("SELECT 1")
+        assert database_down(caught.value)
+        assert loop.time() - started < db.CONNECT_TIMEOUT_S + 3
+        pool.close()
+        await pool.wait_closed()
+    finally:
+        silent.close()
