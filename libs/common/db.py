@@ -121,6 +121,12 @@ async def _poll(self: aiopg.connection.Connection, waiter: Any, timeout: float) 
     timer.append(self._loop.call_later(NUDGE_S, _nudge, self._weakref, waiter, timer))
     try:
         return await _aiopg_poll(self, waiter, timeout)
+    except asyncio.TimeoutError as err:
+        # aiopg's own deadline on the wait (it closed the connection): no answer from the
+        # server at all, which is the database being away, not a bug (a 503).
+        raise psycopg2.OperationalError(
+            f"no answer from the database within {timeout:g} s"
+        ) from err
     except asyncio.CancelledError as err:
         task = asyncio.current_task()
         cause = err.__context__
@@ -168,18 +174,15 @@ aiopg.connection.Connection._ready = staticmethod(_ready)  # type: ignore[method
 # the 30 s of its acquire timeout. Past it, the connect fails as the database being down
 # (psycopg2.OperationalError: a 503, libs/common/unavailable.py).
 CONNECT_TIMEOUT_S = 5.0
+# A statement's deadline beyond its statement_timeout, for the server's own cancel to arrive.
+QUERY_GRACE_S = 2.0
 
 _aiopg_connect = aiopg.connection.connect
 
 
 async def _pool_connect(dsn: str, *, timeout: float, **kwargs: Any) -> aiopg.Connection:
-    try:
-        conn = await _aiopg_connect(dsn, timeout=min(timeout, CONNECT_TIMEOUT_S), **kwargs)
-    except asyncio.TimeoutError as err:
-        raise psycopg2.OperationalError(
-            f"no answer from the database within {CONNECT_TIMEOUT_S:g} s of connecting"
-        ) from err
-    conn._timeout = timeout  # its queries keep the pool's timeout
+    conn = await _aiopg_connect(dsn, timeout=min(timeout, CONNECT_TIMEOUT_S), **kwargs)
+    conn._timeout = timeout  # until the pool's on_connect sets its queries' deadline
     return conn
 
 
@@ -208,13 +211,25 @@ async def create_pool(
     application_name: str = "ims",
     extra_options: Sequence[str] = (),
 ) -> aiopg.Pool:
-    """A pool whose sessions run in UTC with `timeouts` (statement, idle in transaction)."""
+    """A pool whose sessions run in UTC with `timeouts` (statement, idle in transaction).
+
+    Its waits on the server have deadlines: acquiring a connection 30 s, opening one
+    `CONNECT_TIMEOUT_S`, and each statement its statement_timeout and `QUERY_GRACE_S` (the
+    server cancels it first and says so, a `QueryTimeout`; past that, no answer came at all).
+    A deadline passed is `psycopg2.OperationalError`, the database being away: a 503."""
+    statement_s = timeouts[0]
+
+    async def on_connect(conn: aiopg.Connection) -> None:
+        if statement_s > 0:
+            conn._timeout = statement_s + QUERY_GRACE_S
+
     return await aiopg.create_pool(
         dsn,
         minsize=minsize,
         maxsize=maxsize,
         timeout=30.0,
         pool_recycle=300.0,
+        on_connect=on_connect,
         options=session_options(timeouts, *extra_options),
         application_name=application_name,
         **KEEPALIVES,

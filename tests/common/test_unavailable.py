@@ -131,3 +131,32 @@ async def test_a_server_that_accepts_and_says_nothing_is_the_database_down() -> 
         await pool.wait_closed()
     finally:
         silent.close()
+
+
+async def test_a_statement_without_an_answer_is_the_database_down(database_url: str) -> None:
+    """A statement whose server never answers (here its backend stopped: no statement_timeout
+    can fire) used to wait aiopg's 30 s and fail as a TimeoutError (a 500). Its deadline is
+    its statement_timeout and db.QUERY_GRACE_S; past it, the database is down (a 503)."""
+    import os
+    import signal
+
+    pool = await db.create_pool(database_url, timeouts=(1.0, 5.0), minsize=1, maxsize=1)
+    try:
+        async with pool.acquire() as conn, conn.cursor() as cur:
+            pid = conn.raw.get_backend_pid()
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                loop = asyncio.get_running_loop()
+                started = loop.time()
+                with pytest.raises(psycopg2.OperationalError) as caught:
+                    async with asyncio.timeout(12):
+                        await cur.execute("SELECT 1")
+                assert database_down(caught.value)
+                assert loop.time() - started < 1.0 + db.QUERY_GRACE_S + 2
+            finally:
+                os.kill(pid, signal.SIGCONT)
+        async with db.cursor(pool) as cur:  # the pool dropped it and connects anew
+            assert await db.fetchval(cur, "SELECT 1") == 1
+    finally:
+        pool.close()
+        await pool.wait_closed()
