@@ -9,6 +9,11 @@ statement runs, and no transaction stays open, without end. A statement the serv
 (its statement_timeout, or an operator's pg_cancel_backend) raises `QueryTimeout`, a 503, where
 aiopg would raise CancelledError (see `_poll` below).
 
+No wait on the server is without end either (docs/running.md#postgresql-restarts): a new
+connection has `CONNECT_TIMEOUT_S`, a statement its statement_timeout and `QUERY_GRACE_S`, and
+a deadline passed is `psycopg2.OperationalError`, the database being away (a 503); a wait
+whose event the loop lost is found by `_nudge` within `NUDGE_S`.
+
 The pools' connections and the long-lived LISTEN ones (`listen_connection`) have TCP
 keepalives (`KEEPALIVES`): a server that vanished without closing its side (a host gone, a
 network cut, a dropped NAT or conntrack entry) is noticed within about a minute of quiet
@@ -65,10 +70,11 @@ NUDGE_S = 1.0
 
 def _nudge(weak_self: Any, waiter: asyncio.Future[None], timer: list[asyncio.TimerHandle]) -> None:
     # aiopg waits on its socket through the event loop's watcher of the descriptor *number*.
-    # When that watcher is lost while the wait goes on (another connection that held the same
-    # number earlier removes "its" watcher, or libpq's socket under the number changed), no
-    # event ever comes and the wait lasts aiopg's whole timeout: the request hangs, even
-    # after the server reset the socket (docs/running.md#postgresql-restarts). So every
+    # Around PostgreSQL restarts, where numbers are closed and handed out again quickly, a
+    # waiting connection's descriptor was seen missing from the kernel's epoll interest list
+    # while the loop still counted it watched: no event ever came, and the wait lasted its
+    # whole deadline, even after the server reset the socket
+    # (docs/running.md#postgresql-restarts). So every
     # NUDGE_S of a wait, ask the kernel itself whether the socket is ready; when it is, watch
     # it anew and handle what is there, as the lost event would have.
     conn = weak_self()
