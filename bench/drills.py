@@ -6,11 +6,17 @@ The drills: RabbitMQ stopped and started; PostgreSQL restarted; each process SIG
 started again (both gateways, ideas, customers, webhooks with its dispatcher, analytics, mcp); a
 receiver that hangs beside the one that answers. The quick ones (PostgreSQL, webhooks, ideas,
 a gateway) also run in `make test` (tests/drills).
+
+`python -m bench.drills postgres_restart --rounds 30` runs only the drills named (by their name
+in the table), each that many times on the one system, and writes no result file: a line a
+round on stderr and the tally (`--tally FILE`, also on stdout), for chasing a rare failure.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
 import sys
 import time
 from typing import Any
@@ -22,7 +28,7 @@ from tests.support.drills import Drills, Outcome
 BROKER_USERS = ("ideas", "webhooks")
 
 
-async def main() -> dict[str, Any]:
+async def main(only: list[str], rounds: int = 1, tally: str | None = None) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     started = time.monotonic()
     async with Drills() as d:
@@ -51,6 +57,10 @@ async def main() -> dict[str, Any]:
                 )
             )
         plan.append(("hanging_receiver", d.hanging_receiver, {}))
+        unknown = set(only) - {name for name, _, _ in plan}
+        if unknown:
+            raise SystemExit(f"no such drill: {sorted(unknown)}")
+        plan = [p for p in plan if not only or p[0] in only] * rounds
         for name, fault, checks in plan:
             out: Outcome = await d.run(name, fault)
             problems = out.problems(**checks)
@@ -62,6 +72,10 @@ async def main() -> dict[str, Any]:
                 file=sys.stderr,
                 flush=True,
             )
+            if only:
+                write_tally(results, tally)
+    if only:
+        return {"passed": all(r["passed"] for r in results)}
     data = {
         "machine": machine(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -73,6 +87,27 @@ async def main() -> dict[str, Any]:
     write_results("drills", data, markdown(data))
     print(markdown(data))
     return data
+
+
+def write_tally(results: list[dict[str, Any]], path: str | None) -> None:
+    """Rounds, failures, requests past the timeout, lost events, the worst latency."""
+    tally = {
+        "rounds": len(results),
+        "failed": sum(not r["passed"] for r in results),
+        "over_timeout": sum(r["over_timeout"] for r in results),
+        "lost": sum(r["lost"] for r in results),
+        "max_latency_ms": max(r["max_latency_ms"] for r in results),
+        "answers": {
+            s: sum(r["statuses"].get(s, 0) for r in results)
+            for s in sorted({s for r in results for s in r["statuses"]})
+        },
+        "problems": [r["problems"] for r in results if r["problems"]],
+    }
+    text = json.dumps(tally)
+    print(text, flush=True)
+    if path:
+        with open(path, "w") as f:
+            f.write(text + "\n")
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -98,4 +133,11 @@ workspace's table written during the drill; lost: committed but never delivered.
 
 
 if __name__ == "__main__":
-    sys.exit(0 if asyncio.run(main())["passed"] else 1)
+    parser = argparse.ArgumentParser(description="Fault drills on private servers")
+    parser.add_argument("only", nargs="*", help="only these drills (default: every one, once)")
+    parser.add_argument("--rounds", type=int, default=1, help="run the drills named this often")
+    parser.add_argument("--tally", help="write the tally of the drills named to this file")
+    args = parser.parse_args()
+    if args.rounds != 1 and not args.only:
+        parser.error("--rounds needs the drills named")
+    sys.exit(0 if asyncio.run(main(args.only, args.rounds, args.tally))["passed"] else 1)

@@ -9,6 +9,11 @@ statement runs, and no transaction stays open, without end. A statement the serv
 (its statement_timeout, or an operator's pg_cancel_backend) raises `QueryTimeout`, a 503, where
 aiopg would raise CancelledError (see `_poll` below).
 
+No wait on the server is without end either (docs/running.md#postgresql-restarts): a new
+connection has `CONNECT_TIMEOUT_S`, a statement its statement_timeout and `QUERY_GRACE_S`, and
+a deadline passed is `psycopg2.OperationalError`, the database being away (a 503); a wait
+whose event the loop lost is found by `_nudge` within `NUDGE_S`.
+
 The pools' connections and the long-lived LISTEN ones (`listen_connection`) have TCP
 keepalives (`KEEPALIVES`): a server that vanished without closing its side (a host gone, a
 network cut, a dropped NAT or conntrack entry) is noticed within about a minute of quiet
@@ -20,18 +25,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import select
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import aiopg
 import aiopg.connection
+import aiopg.pool
 import psycopg2
 import psycopg2.errors
 import psycopg2.extensions
 import psycopg2.extras
+import structlog
 
 from .errors import PoolTimeout, QueryTimeout
 from .settings import Settings
+
+log = structlog.get_logger("db")
 
 psycopg2.extras.register_uuid()
 # JSON columns arrive as text: the service passes them through as orjson fragments or
@@ -54,14 +64,75 @@ KEEPALIVES: dict[str, Any] = {
 
 _aiopg_poll = aiopg.connection.Connection._poll
 
+# How often a connection waiting on PostgreSQL checks its socket itself (see `_nudge`).
+NUDGE_S = 1.0
+
+
+def _nudge(weak_self: Any, waiter: asyncio.Future[None], timer: list[asyncio.TimerHandle]) -> None:
+    # aiopg waits on its socket through the event loop's watcher of the descriptor *number*.
+    # Around PostgreSQL restarts, where numbers are closed and handed out again quickly, a
+    # waiting connection's descriptor was seen missing from the kernel's epoll interest list
+    # while the loop still counted it watched: no event ever came, and the wait lasted its
+    # whole deadline, even after the server reset the socket
+    # (docs/running.md#postgresql-restarts). So every
+    # NUDGE_S of a wait, ask the kernel itself whether the socket is ready; when it is, watch
+    # it anew and handle what is there, as the lost event would have.
+    conn = weak_self()
+    if conn is None or waiter.done():
+        return
+    loop = conn._loop
+    try:
+        fileno = conn._conn.fileno()
+    except (psycopg2.Error, OSError):
+        fileno = -1
+    ready = fileno < 0
+    if not ready:
+        try:
+            r, w, _ = select.select([fileno], [fileno] if conn._writing else [], [], 0)
+            ready = bool(r or w)
+        except (OSError, ValueError):
+            ready = True  # let aiopg's own handling see what became of it
+    if ready:
+        log.info("db_wait_nudged", fileno=fileno)  # rare: an event that did not come, or late
+        with contextlib.suppress(Exception):
+            if fileno >= 0:
+                _rewatch(conn, fileno, weak_self)
+            aiopg.connection.Connection._ready(weak_self)
+    if not waiter.done():
+        timer[0] = loop.call_later(NUDGE_S, _nudge, weak_self, waiter, timer)
+
+
+def _rewatch(conn: aiopg.connection.Connection, fileno: int, weak_self: Any) -> None:
+    """Watch `fileno`, libpq's socket, afresh: a watcher kept under a stale registration is
+    dropped and made again, which registers the socket with the kernel's poller anew."""
+    loop = conn._loop
+    ready = aiopg.connection.Connection._ready
+    with contextlib.suppress(OSError, RuntimeError, ValueError):
+        loop.remove_reader(fileno)
+    if conn._writing:
+        with contextlib.suppress(OSError, RuntimeError, ValueError):
+            loop.remove_writer(fileno)
+    conn._fileno = fileno
+    loop.add_reader(fileno, ready, weak_self)
+    if conn._writing:
+        loop.add_writer(fileno, ready, weak_self)
+
 
 async def _poll(self: aiopg.connection.Connection, waiter: Any, timeout: float) -> Any:
     # aiopg turns a statement the server cancelled into asyncio.CancelledError, which every
     # handler and background loop takes for "this task is being stopped": a request would be
     # dropped without an answer, a consumer loop would end. When this task was not asked to
     # stop, raise it as the error it is.
+    timer: list[asyncio.TimerHandle] = []
+    timer.append(self._loop.call_later(NUDGE_S, _nudge, self._weakref, waiter, timer))
     try:
         return await _aiopg_poll(self, waiter, timeout)
+    except asyncio.TimeoutError as err:
+        # aiopg's own deadline on the wait (it closed the connection): no answer from the
+        # server at all, which is the database being away, not a bug (a 503).
+        raise psycopg2.OperationalError(
+            f"no answer from the database within {timeout:g} s"
+        ) from err
     except asyncio.CancelledError as err:
         task = asyncio.current_task()
         cause = err.__context__
@@ -72,6 +143,8 @@ async def _poll(self: aiopg.connection.Connection, waiter: Any, timeout: float) 
         ):
             raise QueryTimeout() from cause
         raise
+    finally:
+        timer[0].cancel()
 
 
 aiopg.connection.Connection._poll = _poll  # type: ignore[method-assign]
@@ -121,6 +194,26 @@ async def _acquire(self: aiopg.Pool) -> Any:
 aiopg.Pool._acquire = _acquire  # type: ignore[method-assign]
 
 
+# A new connection's deadline: a server that accepts and then says nothing (starting up under
+# load, a half-open network path) must not hold a pool, which connects under its lock, for
+# the 30 s of its acquire timeout. Past it, the connect fails as the database being down
+# (psycopg2.OperationalError: a 503, libs/common/unavailable.py).
+CONNECT_TIMEOUT_S = 5.0
+# A statement's deadline beyond its statement_timeout, for the server's own cancel to arrive.
+QUERY_GRACE_S = 2.0
+
+_aiopg_connect = aiopg.connection.connect
+
+
+async def _pool_connect(dsn: str, *, timeout: float, **kwargs: Any) -> aiopg.Connection:
+    conn = await _aiopg_connect(dsn, timeout=min(timeout, CONNECT_TIMEOUT_S), **kwargs)
+    conn._timeout = timeout  # until the pool's on_connect sets its queries' deadline
+    return conn
+
+
+aiopg.pool.connect = _pool_connect  # type: ignore[assignment]
+
+
 def session_options(timeouts: tuple[float, float], *extra: str) -> str:
     """libpq `options`: UTC, the two timeouts (seconds, given to PostgreSQL in ms), `extra`."""
     statement_s, idle_s = timeouts
@@ -145,13 +238,25 @@ async def create_pool(
     acquire_timeout: float = Settings.db_pool_timeout_s,
 ) -> aiopg.Pool:
     """A pool whose sessions run in UTC with `timeouts` (statement, idle in transaction).
-    `acquire_timeout` bounds the wait for a free connection (then `PoolTimeout`, a 503)."""
+
+    Its waits on the server have deadlines: acquiring a connection `acquire_timeout`
+    (`DB_POOL_TIMEOUT_S`; then `PoolTimeout`, a 503), opening one `CONNECT_TIMEOUT_S`, and each
+    statement its statement_timeout and `QUERY_GRACE_S` (the server cancels it first and says
+    so, a `QueryTimeout`; past that, no answer came at all). A deadline passed on the server is
+    `psycopg2.OperationalError`, the database being away: a 503."""
+    statement_s = timeouts[0]
+
+    async def on_connect(conn: aiopg.Connection) -> None:
+        if statement_s > 0:
+            conn._timeout = statement_s + QUERY_GRACE_S
+
     pool = await aiopg.create_pool(
         dsn,
         minsize=minsize,
         maxsize=maxsize,
         timeout=30.0,  # aiopg's: its connects, and its client-side bound on each statement
         pool_recycle=300.0,
+        on_connect=on_connect,
         options=session_options(timeouts, *extra_options),
         application_name=application_name,
         **KEEPALIVES,

@@ -39,6 +39,10 @@ from tests.support.processes import SERVICES, System
 from tests.webhooks.support import PartSystem, Receiver
 
 REQUEST_TIMEOUT_S = 10.0
+# A request still unanswered this long is about to be a hang: every process is sent SIGUSR1 then
+# (once a drill), which logs each of its asyncio tasks with its stack (libs/common/web/serving.py),
+# so that the process logs under .run/test-logs/ say what it was waiting on.
+HANG_DUMP_S = 6.0
 WRITERS = 4
 WRITE_PAUSE_S = 0.02
 SETTLE_S = 90.0
@@ -169,12 +173,13 @@ class Drills:
     async def _write(self, stop: asyncio.Event, out: Outcome, latencies: list[float]) -> None:
         statuses: Counter[str] = Counter()
         n = 0
+        in_flight: dict[int, float] = {}
 
         async def worker(w: int) -> None:
             nonlocal n
             while not stop.is_set():
                 n += 1
-                started = time.monotonic()
+                started = in_flight[w] = time.monotonic()
                 try:
                     status = await self.call(
                         "POST",
@@ -188,11 +193,33 @@ class Drills:
                 except aiohttp.ClientError:
                     out.no_answer += 1
                     await asyncio.sleep(0.05)
+                del in_flight[w]
                 latencies.append(time.monotonic() - started)
                 await asyncio.sleep(WRITE_PAUSE_S)
 
-        await asyncio.gather(*(worker(w) for w in range(WRITERS)))
+        async def watchdog() -> None:
+            while not stop.is_set():
+                await asyncio.sleep(0.5)
+                oldest = min(in_flight.values(), default=time.monotonic())
+                if time.monotonic() - oldest > HANG_DUMP_S:
+                    self.dump_tasks()
+                    out.notes.append(f"a request unanswered after {HANG_DUMP_S} s: tasks dumped")
+                    return
+
+        dog = asyncio.create_task(watchdog())
+        try:
+            await asyncio.gather(*(worker(w) for w in range(WRITERS)))
+        finally:
+            dog.cancel()
         out.statuses = dict(statuses)
+
+    def dump_tasks(self) -> None:
+        """SIGUSR1 to every process: each logs its asyncio tasks with their stacks."""
+        assert self.system is not None
+        for procs in self.system.procs.values():
+            for p in procs:
+                if p.poll() is None:
+                    p.send_signal(signal.SIGUSR1)
 
     def _endpoints(self) -> list[tuple[str, str]]:
         assert self.system is not None
