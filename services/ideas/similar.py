@@ -302,18 +302,23 @@ class Similar:
             self.waiting.release()
 
     async def duplicate(
-        self, cur: aiopg.Cursor, workspace_id: uuid.UUID, text: str, threshold: float
+        self, pool: aiopg.Pool, workspace_id: uuid.UUID, text: str, threshold: float
     ) -> tuple[uuid.UUID, float] | None:
         """The automation rule's duplicate by meaning: the idea most similar to `text` by the
         transformer, when that similarity reaches `threshold` (docs/similar.md). With the
         static model, it finds the candidates (its VERIFY_CANDIDATES nearest from VERIFY_FROM)
         and the transformer compares them with the text: a wrong duplicate hides a request
-        in another idea, so this call gets the better model, and only it pays for it."""
+        in another idea, so this call gets the better model, and only it pays for it.
+        A connection of `pool` is held only for the hits' query: not while the index loads,
+        nor while a model runs (the automation create calls it with no transaction open)."""
         vector = await self.embed(workspace_id, text)
+        await self.index(workspace_id)  # a first check's load, before the connection
         if self.static is None:
-            found = await self.nearest(cur, workspace_id, vector, 1, threshold)
+            async with db.cursor(pool) as cur:
+                found = await self.nearest(cur, workspace_id, vector, 1, threshold)
             return (found[0][0], found[0][1]) if found else None
-        found = await self.nearest(cur, workspace_id, vector, VERIFY_CANDIDATES, VERIFY_FROM)
+        async with db.cursor(pool) as cur:
+            found = await self.nearest(cur, workspace_id, vector, VERIFY_CANDIDATES, VERIFY_FROM)
         if not found:
             return None
         ideas = [orjson.loads(idea) for _, _, idea in found]
