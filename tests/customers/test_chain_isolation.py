@@ -1,17 +1,21 @@
 """A link to the bottom of a long chain of merges writes its own link alone; the chain above is
 followed a step at a time from the link's event (docs/customers.md, "Links up a chain of
 merges"): one workspace's bursts of such links leave another workspace's reads their speed, and
-every idea up the chain still gets every customer, its ARR projected."""
+every idea up the chain still gets every customer, its ARR projected; a step applied again
+adds nothing."""
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
+
+import pytest
 
 from tests.support.api import Resp, Workspace
 from tests.support.noisy import assert_victim_unharmed, victim_beside_noise
 
-from .conftest import idea_arr, link, new_customer, new_idea
+from .conftest import Tap, idea_arr, link, new_customer, new_idea
 
 I = "/api/v1/ideas"
 CHAIN = 30  # ideas in the chain
@@ -70,3 +74,37 @@ async def test_victim_reads_unharmed_beside_links_to_the_bottom_of_a_long_chain(
     # Every link made its way up: the top idea's revenue counts the 120 new customers.
     assert await until_arr(noisy.api, chain[-1], 1120, within=60) == 1120
     assert await idea_arr(noisy.api, chain[len(chain) // 2]) == 1120
+
+
+async def test_a_step_up_the_chain_applied_again_adds_nothing(ws: Workspace, tap: Tap) -> None:
+    """A `merge.follow` delivered again (a redelivery, a relay replica: a new event id) finds
+    nothing missing: no link, no `link.created`, the revenue unchanged."""
+    api = ws.api
+    a, b, c = [(await new_idea(api))["id"] for _ in range(3)]
+    for dup, primary in ((a, b), (b, c)):
+        assert (await api.post(f"{I}/{dup}/merge", json={"intoId": primary})).status == 200
+    customer = await new_customer(api, arr=7)
+    await link(api, a, customer["id"])
+    assert await until_arr(api, c, 7, within=10) == 7
+    created = await tap.wait_for(
+        lambda e: e["type"] == "link.created" and e["data"]["ideaId"] == c, timeout=5
+    )
+    for idea in (a, b):
+        await tap.republish(
+            {
+                "id": str(uuid.uuid4()),
+                "type": "merge.follow",
+                "createdAt": created["createdAt"],
+                "workspaceId": ws.id,
+                "data": {"ideaId": idea},
+            }
+        )
+    seen = {e["id"] for e in tap.seen}  # b's link.created came before c's
+    with pytest.raises(AssertionError, match="not seen"):
+        await tap.wait_for(
+            lambda e: e["type"] == "link.created" and e["id"] not in seen, timeout=1.5
+        )
+    for idea in (a, b, c):
+        linked = (await api.get(f"{I}/{idea}/customers")).data
+        assert [x["id"] for x in linked] == [customer["id"]]
+        assert await idea_arr(api, idea) == 7
