@@ -10,13 +10,14 @@ that overtakes its merge leaves a `reverted` state that the late merge respects.
 A customer linked to the duplicate after its merge was applied is linked to the primary as
 well, recorded as that merge's (so the unmerge removes it too), and on up a chain of merges,
 one idea a step (`follow`), each step a transaction of its own taken from the queue: the link
-call only writes its own link and, for a merged duplicate, a `merge.follow` event (this
-service's own, consumed here); a step gives the primary every link of the duplicate it lacks
-and, when it gave any and the primary is merged too, emits the next step's event. A link call
-costs the same whatever the length of the chain above it, and a burst of links to one duplicate
-is carried up in a few steps, not one walk each (docs/customers.md, "Links up a chain of
-merges"). The merge's copy, a new link and a step take the same lock on the receiving idea's
-links (`lock_links`), so whichever commits second sees the other: no link slips between them.
+call only writes its own link and, for a merged duplicate, a row of `links_to_follow` and a
+`merge.follow` event (this service's own, consumed here); a step links the customers waiting
+for its idea to the primary and, for those the primary did not have, when the primary is merged
+too, writes the next step's rows and event. A link call costs the same whatever the length of
+the chain above it, and a burst of links to one duplicate goes up in a few steps, not one walk
+each (docs/customers.md, "Links up a chain of merges"). The merge's copy, a new link and a step
+take the same lock on the receiving idea's links (`lock_links`), so whichever commits second
+sees the other: no link slips between them.
 """
 
 from __future__ import annotations
@@ -60,57 +61,62 @@ async def applied_merge(
     )
 
 
-async def follow_later(cur: aiopg.Cursor, ws: uuid.UUID, idea_id: uuid.UUID | str) -> None:
-    """After a link to `idea_id` was added: when it is the duplicate of an applied merge, the
-    step up to its primary (`follow`), as an event in this transaction."""
-    if await applied_merge(cur, ws, idea_id) is not None:
-        await add_event(cur, events.SCHEMA, "merge.follow", ws, {"ideaId": str(idea_id)})
-
-
-async def _missing(
-    cur: aiopg.Cursor, ws: uuid.UUID, idea_id: uuid.UUID | str, primary: uuid.UUID
-) -> bool:
-    """Whether a customer of `idea_id` is not (as far as committed links show) linked to
-    `primary`; a step still copying them shows them missing, so a step never misses one."""
-    return bool(
-        await db.fetchval(
-            cur,
-            "SELECT EXISTS (SELECT 1 FROM customers.idea_links d WHERE d.workspace_id = %s"
-            " AND d.idea_id = %s AND NOT EXISTS (SELECT 1 FROM customers.idea_links p"
-            "  WHERE p.workspace_id = d.workspace_id AND p.idea_id = %s"
-            "  AND p.customer_id = d.customer_id))",
-            (ws, idea_id, primary),
-        )
+async def follow_later(
+    cur: aiopg.Cursor, ws: uuid.UUID, idea_id: uuid.UUID | str, customers: list[Any]
+) -> None:
+    """After `customers` were newly linked to `idea_id`: when it is the duplicate of an applied
+    merge, they wait in `links_to_follow` for the step up to its primary (`follow`), and the
+    step's event is written, in this transaction."""
+    if not customers or await applied_merge(cur, ws, idea_id) is None:
+        return
+    await cur.execute(
+        "INSERT INTO customers.links_to_follow (workspace_id, idea_id, customer_id)"
+        " SELECT %s, %s, c FROM unnest(%s::uuid[]) AS c ORDER BY c ON CONFLICT DO NOTHING",
+        (ws, idea_id, sorted(str(c) for c in customers)),
     )
+    await add_event(cur, events.SCHEMA, "merge.follow", ws, {"ideaId": str(idea_id)})
 
 
 async def follow(cur: aiopg.Cursor, ws: uuid.UUID, idea_id: uuid.UUID | str) -> None:
-    """One step up a chain of merges (the `merge.follow` event of `idea_id`): while that idea
-    is the duplicate of an applied merge, its primary gets every customer of the idea it is not
-    linked to, as the merge's (`link.created` each); when it got any, the step above it
-    follows. Applied again, a step adds nothing and ends the walk."""
+    """One step up a chain of merges (the `merge.follow` event of `idea_id`): the customers
+    waiting in `links_to_follow` for that idea are linked to the primary of its applied merge,
+    as the merge's (`link.created` each), and those it did not have wait for the step above it.
+    A step takes every customer waiting for its idea, so a burst of links goes up together;
+    applied again, it finds none and ends. Exactly the customers linked go up: a pair unlinked
+    from the primary stays unlinked until linked again. The merge's row is share-locked (a
+    revert waits for the step, then removes what it added)."""
+    if not await db.fetchval(
+        cur,
+        "SELECT EXISTS (SELECT 1 FROM customers.links_to_follow"
+        " WHERE workspace_id = %s AND idea_id = %s)",
+        (ws, idea_id),
+    ):
+        return  # another step took them
     merge = await applied_merge(cur, ws, idea_id, lock=True)
-    if merge is None or str(merge["primary_id"]) == str(idea_id):
-        return
-    primary = merge["primary_id"]
-    if not await _missing(cur, ws, idea_id, primary):
-        return  # another step gave them (committed): no need to wait for the lock
-    await lock_links(cur, ws, primary)
+    primary = None if merge is None else merge["primary_id"]
+    if primary is not None:
+        await lock_links(cur, ws, primary)
+    waiting = await db.fetchall(
+        cur,
+        "DELETE FROM customers.links_to_follow WHERE workspace_id = %s AND idea_id = %s"
+        " RETURNING customer_id",
+        (ws, idea_id),
+    )
+    if merge is None or primary is None or str(primary) == str(idea_id) or not waiting:
+        return  # unmerged meanwhile: nothing goes up
     added = await db.fetchall(
         cur,
         "WITH added AS (INSERT INTO customers.idea_links (workspace_id, idea_id, customer_id,"
         "   linked_at)"
-        " SELECT workspace_id, %s, customer_id, now() FROM customers.idea_links"
-        "  WHERE workspace_id = %s AND idea_id = %s ORDER BY customer_id"
+        " SELECT %s, %s, c, clock_timestamp() FROM unnest(%s::uuid[]) AS c ORDER BY c"
         " ON CONFLICT DO NOTHING RETURNING customer_id, linked_at)"
         " INSERT INTO customers.merge_links AS ml (merge_id, customer_id, linked_at)"
         " SELECT %s, customer_id, linked_at FROM added ON CONFLICT (merge_id, customer_id)"
         " DO UPDATE SET linked_at = EXCLUDED.linked_at RETURNING customer_id, linked_at",
-        (primary, ws, idea_id, merge["merge_id"]),
+        (ws, primary, sorted(str(r["customer_id"]) for r in waiting), merge["merge_id"]),
     )
     await events.links_created(cur, ws, primary, added)
-    if added:
-        await follow_later(cur, ws, primary)
+    await follow_later(cur, ws, primary, [r["customer_id"] for r in added])
 
 
 async def on_applied(cur: aiopg.Cursor, ws: uuid.UUID, data: dict[str, Any]) -> None:
@@ -140,8 +146,8 @@ async def on_applied(cur: aiopg.Cursor, ws: uuid.UUID, data: dict[str, Any]) -> 
         (data["primaryId"], ws, data["duplicateId"], data["mergeId"]),
     )
     await events.links_created(cur, ws, data["primaryId"], added)
-    if added:  # a primary merged too (its merge handled first): on up the chain
-        await follow_later(cur, ws, data["primaryId"])
+    # A primary merged too (its merge handled first): the links go on up the chain.
+    await follow_later(cur, ws, data["primaryId"], [r["customer_id"] for r in added])
 
 
 async def on_reverted(cur: aiopg.Cursor, ws: uuid.UUID, data: dict[str, Any]) -> None:

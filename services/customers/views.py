@@ -114,7 +114,7 @@ async def link_customer(request: web.Request) -> web.Response:
         )
         # A merged duplicate's primaries get the link too, a step each, from the queue
         # (merges.follow): the call's transaction writes its own link alone.
-        await merges.follow_later(cur, who.workspace_id, idea_id)
+        await merges.follow_later(cur, who.workspace_id, idea_id, [body.customerId])
     return data_response(
         {"ideaId": idea_id, "customerId": body.customerId, "linkedAt": link["linked_at"]}
     )

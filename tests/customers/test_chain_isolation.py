@@ -2,7 +2,7 @@
 followed a step at a time from the link's event (docs/customers.md, "Links up a chain of
 merges"): one workspace's bursts of such links leave another workspace's reads their speed, and
 every idea up the chain still gets every customer, its ARR projected; a step applied again
-adds nothing."""
+adds nothing; exactly the customers linked go up (an unlinked pair stays unlinked)."""
 
 from __future__ import annotations
 
@@ -108,3 +108,25 @@ async def test_a_step_up_the_chain_applied_again_adds_nothing(ws: Workspace, tap
         linked = (await api.get(f"{I}/{idea}/customers")).data
         assert [x["id"] for x in linked] == [customer["id"]]
         assert await idea_arr(api, idea) == 7
+
+
+async def test_a_pair_unlinked_from_the_primary_stays_unlinked_when_others_go_up(
+    ws: Workspace,
+) -> None:
+    """Only the customers linked go up a chain: a pair unlinked from a primary is not linked
+    there again when another customer's link to the duplicate goes up."""
+    api = ws.api
+    a, b, c = [(await new_idea(api))["id"] for _ in range(3)]
+    for dup, primary in ((a, b), (b, c)):
+        assert (await api.post(f"{I}/{dup}/merge", json={"intoId": primary})).status == 200
+    first, second = await new_customer(api, arr=1), await new_customer(api, arr=20)
+    await link(api, a, first["id"])
+    assert await until_arr(api, c, 1, within=10) == 1
+    r = await api.delete(f"{I}/{b}/customers/{first['id']}")
+    assert r.status == 200, r.body
+    assert await until_arr(api, b, None, within=10) is None
+    await link(api, a, second["id"])
+    assert await until_arr(api, c, 21, within=10) == 21
+    assert await until_arr(api, b, 20, within=10) == 20
+    linked = (await api.get(f"{I}/{b}/customers")).data
+    assert [x["id"] for x in linked] == [second["id"]]
