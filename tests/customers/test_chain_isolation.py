@@ -70,10 +70,13 @@ async def test_victim_reads_unharmed_beside_links_to_the_bottom_of_a_long_chain(
     report = await victim_beside_noise(noise, read)
     print("DEBUG", report.summary())
     assert_victim_unharmed(report)
-    assert report.noise_statuses == {200: 120}, report.summary()
-    # Every link made its way up: the top idea's revenue counts the 120 new customers.
-    assert await until_arr(noisy.api, chain[-1], 1120, within=60) == 1120
-    assert await idea_arr(noisy.api, chain[len(chain) // 2]) == 1120
+    # Links made, or refused by the gateway's share of the workspace (429).
+    assert set(report.noise_statuses) <= {200, 429}, report.summary()
+    made = report.noise_statuses[200]
+    assert made >= 60, report.summary()
+    # Every link made its way up: the top idea's revenue counts each new customer.
+    assert await until_arr(noisy.api, chain[-1], 1000 + made, within=60) == 1000 + made
+    assert await idea_arr(noisy.api, chain[len(chain) // 2]) == 1000 + made
 
 
 async def test_a_step_up_the_chain_applied_again_adds_nothing(ws: Workspace, tap: Tap) -> None:

@@ -86,9 +86,10 @@ async def test_victim_reads_unharmed_beside_bursts_of_automation_creates(
 
     report = await victim_beside_noise(noise, read)
     assert_victim_unharmed(report)
-    # The noise itself was served: created or skipped, at worst told to come back (503).
-    assert set(report.noise_statuses) <= {200, 201, 503}, report.summary()
-    assert report.noise_statuses[200] + report.noise_statuses[201] >= 60, report.summary()
+    # The noise itself was served, created or skipped, or told to come back: 429 by the
+    # gateway's share of the workspace, 503 by the model's queue.
+    assert set(report.noise_statuses) <= {200, 201, 429, 503}, report.summary()
+    assert report.noise_statuses[200] + report.noise_statuses[201] >= 40, report.summary()
 
 
 async def test_a_create_refused_by_the_quota_costs_no_model_work(
