@@ -98,7 +98,7 @@ async def link_customer(request: web.Request) -> web.Response:
             raise NotFound("Customer not found")
     await ideas_client.get_idea(request, idea_id)  # 404 unless the idea is in this workspace
     async with db.transaction(pool) as cur:
-        await merges.lock_links(cur, who.workspace_id, idea_id)
+        await merges.lock_links(cur, who.workspace_id, idea_id, shared=True)
         link = await links.insert(cur, who.workspace_id, idea_id, body.customerId)
         if link is None:
             raise Conflict("The customer is already linked to this idea")
@@ -112,7 +112,9 @@ async def link_customer(request: web.Request) -> web.Response:
             link["version"],
             who.request_id,
         )
-        await merges.follow(cur, who.workspace_id, idea_id, body.customerId)  # a merged duplicate
+        # A merged duplicate's primaries get the link too, a step each, from the queue
+        # (merges.follow): the call's transaction writes its own link alone.
+        await merges.follow_later(cur, who.workspace_id, idea_id, [body.customerId])
     return data_response(
         {"ideaId": idea_id, "customerId": body.customerId, "linkedAt": link["linked_at"]}
     )

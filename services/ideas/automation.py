@@ -4,12 +4,17 @@ The duplicate rules, first match decides: the same normalised url, else the same
 within 30 days (without a url), else (without a url) the most similar idea by meaning when its
 similarity reaches `DUPLICATE_SIMILARITY` (docs/similar.md). None matches a deleted idea or a
 merged duplicate.
+
+A create runs in two steps (docs/ideas.md, "Automation duplicates"): `precheck`, with no
+transaction open, says whether the model must be asked at all (no url, no duplicate by url or
+title, the quota not yet reached), and the handler asks it then, holding no connection; `create`
+is the transaction of the writes, which applies the rules again under the key's lock and takes
+the quota.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -55,13 +60,16 @@ async def recent(cur: aiopg.Cursor, who: Caller, limit: int) -> list[str]:
 
 
 async def find_duplicate(
-    cur: aiopg.Cursor, who: Caller, url_key: str | None, title: str
+    cur: aiopg.Cursor, who: Caller, url_key: str | None, title: str, lock: bool = True
 ) -> uuid.UUID | None:
-    # Serialize creates of the same key, so two identical posts cannot both create.
+    # Serialize creates of the same key, so two identical posts cannot both create (`lock`:
+    # in the creating transaction; the precheck's read takes none).
     key = url_key or store.fold_title(title)
-    await cur.execute(
-        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{who.workspace_id}:{key}",)
-    )
+    if lock:
+        await cur.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"{who.workspace_id}:{key}",),
+        )
     if url_key is not None:
         sql = (
             "SELECT id FROM ideas.ideas WHERE workspace_id = %s AND url_key = %s"
@@ -128,23 +136,64 @@ async def take_quota(cur: aiopg.Cursor, who: Caller) -> None:
         )
 
 
-Meaning = Callable[[aiopg.Cursor], Awaitable[tuple[uuid.UUID, float] | None]]
+async def quota_reached(cur: aiopg.Cursor, who: Caller) -> bool:
+    """Whether this UTC month's automation ideas already reached the plan's quota (a read: the
+    count that decides is `take_quota`'s, in the creating transaction)."""
+    quota = AUTOMATION_QUOTA.get(who.plan)
+    if quota is None:
+        return False
+    month = datetime.now(timezone.utc).date().replace(day=1)
+    used = await db.fetchval(
+        cur,
+        "SELECT n FROM ideas.automation_usage WHERE workspace_id = %s AND month = %s",
+        (who.workspace_id, month),
+    )
+    return used is not None and used >= quota
+
+
+async def precheck(cur: aiopg.Cursor, who: Caller, body: AutomationCreateIdea) -> bool:
+    """Whether the meaning rule is worth asking, read outside any transaction: the request has
+    no url, neither the url nor the title rule matches, and a new idea would be within the
+    quota. The model runs only then, with no connection held."""
+    if body.url:
+        return False
+    if await find_duplicate(cur, who, None, body.title, lock=False) is not None:
+        return False
+    return not await quota_reached(cur, who)
+
+
+async def still_eligible(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID) -> bool:
+    """Whether the meaning rule's idea may still take the Signal (neither deleted nor merged
+    since the check). Its row is locked as the Signal's update will lock it (FOR NO KEY
+    UPDATE: a share lock would deadlock two Signals on one idea, each waiting for the other's
+    share to update), so no merge or delete slips between the check and the Signal."""
+    found = await db.fetchval(
+        cur,
+        "SELECT 1 FROM ideas.ideas WHERE workspace_id = %s AND id = %s AND status <> 'deleted'"
+        " AND merged_into_id IS NULL FOR NO KEY UPDATE",
+        (who.workspace_id, idea_id),
+    )
+    return found is not None
 
 
 async def create(
-    cur: aiopg.Cursor, who: Caller, body: AutomationCreateIdea, meaning: Meaning | None = None
+    cur: aiopg.Cursor,
+    who: Caller,
+    body: AutomationCreateIdea,
+    close: tuple[uuid.UUID, float] | None = None,
 ) -> str | None:
     """The new idea's JSON, or None when it was a duplicate (a Signal was recorded instead).
-    `meaning` finds the most similar idea at or above the threshold (the third rule)."""
+    `close` is the meaning rule's answer, found before the transaction: the most similar idea
+    at or above the threshold and its similarity (the third rule)."""
     url_key = normalize_url(body.url) if body.url else None
     existing = await find_duplicate(cur, who, url_key, body.title)
     if existing is not None:
         await record_signal(cur, who, existing, body)
         return None
     # Like the title rule, meaning decides for a request without a url: different urls are
-    # different items, however alike their titles.
-    close = await meaning(cur) if meaning is not None and url_key is None else None
-    if close is not None:
+    # different items, however alike their titles. An idea deleted or merged since the check
+    # no longer matches (a request is never hidden in an idea that left).
+    if close is not None and url_key is None and await still_eligible(cur, who, close[0]):
         await record_signal(cur, who, close[0], body, close[1])
         return None
     await take_quota(cur, who)

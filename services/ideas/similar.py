@@ -20,13 +20,14 @@ upkeep from `ideas.embeddings`, the embedder's writes of that table, and the sea
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import io
 import threading
 import uuid
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -248,6 +249,17 @@ class Index:
         )
 
 
+@contextlib.asynccontextmanager
+async def _cursor(source: aiopg.Cursor | aiopg.Pool) -> AsyncIterator[aiopg.Cursor]:
+    """The caller's cursor as it is, or a connection of a pool for one query's time: a search
+    given a pool holds none while its index loads or a model runs."""
+    if isinstance(source, aiopg.Pool):
+        async with db.cursor(source) as cur:
+            yield cur
+    else:
+        yield source
+
+
 @dataclass
 class Similar:
     """The process's indexes and executors (one per ideas process, on the app)."""
@@ -314,13 +326,15 @@ class Similar:
             self.waiting.release()
 
     async def duplicate(
-        self, cur: aiopg.Cursor, workspace_id: uuid.UUID, text: str, threshold: float
+        self, pool: aiopg.Pool, workspace_id: uuid.UUID, text: str, threshold: float
     ) -> tuple[uuid.UUID, float] | None:
         """The automation rule's duplicate by meaning: the idea `POST /ideas/similar` puts
         first for `text`, when its similarity reaches `threshold` (docs/similar.md): the same
-        search, so the Signal records the number that search answers."""
+        search, so the Signal records the number that search answers. A connection of `pool`
+        is held only for each query, never while the index loads or a model runs (the
+        automation create calls it with no transaction open)."""
         vector = await self.embed(workspace_id, text)
-        found = await self.nearest(cur, workspace_id, vector, 1, threshold, text=text)
+        found = await self.nearest(pool, workspace_id, vector, 1, threshold, text=text)
         return (found[0][0], found[0][1]) if found else None
 
     async def scored(self, workspace_id: uuid.UUID, texts: list[str]) -> np.ndarray:
@@ -347,7 +361,7 @@ class Similar:
 
     async def _rerank(
         self,
-        cur: aiopg.Cursor,
+        source: aiopg.Cursor | aiopg.Pool,
         workspace_id: uuid.UUID,
         text: str,
         hits: list[tuple[bytes, float]],
@@ -357,8 +371,9 @@ class Similar:
         `text`, best first: the static model finds the candidates (microseconds over the
         whole workspace), the transformer ranks them and its cosine is their similarity."""
         ids = "{" + ",".join(raw.hex() for raw, _ in hits) + "}"
-        await prepared.execute(cur, TEXTS_SQL, (ids, workspace_id, keep))
-        rows = await cur.fetchall()
+        async with _cursor(source) as cur:
+            await prepared.execute(cur, TEXTS_SQL, (ids, workspace_id, keep))
+            rows = await cur.fetchall()
         if not rows:
             return []
         vectors = await self.scored(
@@ -507,7 +522,7 @@ class Similar:
 
     async def nearest(
         self,
-        cur: aiopg.Cursor,
+        source: aiopg.Cursor | aiopg.Pool,
         workspace_id: uuid.UUID,
         q: np.ndarray,
         limit: int,
@@ -531,7 +546,7 @@ class Similar:
         hits = [(raw, max(0.0, min(1.0, s))) for raw, s in found if raw != skip]
         if rerank and hits:
             assert text is not None
-            hits = await self._rerank(cur, workspace_id, text, hits, want)
+            hits = await self._rerank(source, workspace_id, text, hits, want)
         hits = [(raw, s) for raw, s in hits if s >= min_similarity]
         if not hits:
             return []
@@ -539,9 +554,11 @@ class Similar:
         # (an expensive output column is computed after the LIMIT), from a prepared statement
         # (planning over the ideas table's indexes costs more than the lookups).
         ids = "{" + ",".join(raw.hex() for raw, _ in hits) + "}"
-        await prepared.execute(cur, HITS_SQL, (ids, workspace_id, limit))
+        async with _cursor(source) as cur:
+            await prepared.execute(cur, HITS_SQL, (ids, workspace_id, limit))
+            rendered = await cur.fetchall()
         out = []
-        for n, idea in await cur.fetchall():
+        for n, idea in rendered:
             raw, s = hits[n - 1]
             out.append((uuid.UUID(bytes=raw), round(s, 6), idea))
         return out

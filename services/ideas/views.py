@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-
-import aiopg
 import orjson
 from aiohttp import web
 
@@ -263,16 +260,23 @@ async def automation_list_ideas(request: web.Request) -> web.Response:
 
 async def automation_create_idea(request: web.Request) -> web.Response:
     who, body = caller(request), await parse_body(request, AutomationCreateIdea)
-    await ensure_workspace(request.app[PG_POOL], who.workspace_id)
-    index = _similar(request)
-    threshold = request.app[SETTINGS].duplicate_similarity
-
-    async def meaning(cur: aiopg.Cursor) -> tuple[uuid.UUID, float] | None:
-        text = idea_text(body.title, body.summary)
-        return await index.duplicate(cur, who.workspace_id, text, threshold)
-
-    async with db.transaction(request.app[PG_POOL]) as cur:
-        idea = await automation.create(cur, who, body, meaning)
+    pool = request.app[PG_POOL]
+    await ensure_workspace(pool, who.workspace_id)
+    # The meaning rule (an index load, the model in a worker) runs with no transaction open and
+    # no connection held but for its one query, and only for a request that could be created
+    # within the quota; the transaction then does the writes (docs/ideas.md).
+    async with db.cursor(pool) as cur:
+        ask = await automation.precheck(cur, who, body)
+    close = None
+    if ask:
+        close = await _similar(request).duplicate(
+            pool,
+            who.workspace_id,
+            idea_text(body.title, body.summary),
+            request.app[SETTINGS].duplicate_similarity,
+        )
+    async with db.transaction(pool) as cur:
+        idea = await automation.create(cur, who, body, close)
     if idea is None:
         return json_response({"status": "skipped", "reason": "Duplicate idea", "id": None})
     parsed = orjson.loads(idea)

@@ -552,9 +552,12 @@ ROUTES = [
         success_status=201,
         tags=("Automation",),
         description="201 with the new idea, or 200 `skipped` when it duplicates an existing one"
-        " (same normalised `url`, else the same title within 30 days): the "
+        " (same normalised `url`, else the same title within 30 days, else, without a `url`,"
+        " the idea closest in meaning when close enough): the "
         "duplicate is recorded as a Signal on that idea instead and emits "
         "`idea.signal_detected`. Counts towards the plan's monthly automation quota"
-        " (403 `limit_exceeded` when reached); skipped ideas do not.",
+        " (403 `limit_exceeded` when reached); skipped ideas do not. Once the quota is reached,"
+        " only the `url` and title rules are checked: a request only the meaning rule would"
+        " have matched is refused like any new idea.",
     ),
 ]
