@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import quote, unquote
 
 H_TOKEN = "X-Ims-Internal-Token"
 H_WORKSPACE = "X-Ims-Workspace-Id"
@@ -67,12 +68,14 @@ class Caller:
 
 
 def _enc(text: str) -> str:
-    # Header values are latin-1 on the wire; names may hold any character.
-    return text.encode("utf-8").decode("latin-1")
+    # Names may hold any character, control characters and line breaks included (a workspace
+    # names itself through PATCH /workspace), which no HTTP parser takes in a header value,
+    # and leading or trailing white space, which parsers strip: percent-encoded UTF-8, ASCII.
+    return quote(text, safe="")
 
 
 def _dec(text: str) -> str:
-    return text.encode("latin-1").decode("utf-8", errors="replace")
+    return unquote(text, errors="replace")
 
 
 def caller_from_headers(h: Mapping[str, str], request_id: str) -> Caller | None:

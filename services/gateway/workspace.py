@@ -36,7 +36,7 @@ COLUMNS = {
 }
 SLUG_TAKEN = "Another workspace already has this slug"
 # The request's headers that describe its body: the GET sent on for the answer has none.
-_BODY_HEADERS = frozenset({"content-length", "content-type", "content-encoding"})
+_BODY_HEADERS = frozenset({"content-length", "content-type", "content-encoding", "expect"})
 
 
 async def write(pool: aiopg.Pool, workspace_id: uuid.UUID, body: UpdateWorkspaceRequest) -> None:

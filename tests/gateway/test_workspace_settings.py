@@ -158,3 +158,21 @@ async def test_needs_workspace_write_and_changes_only_the_callers_workspace(
     assert (await theirs.api.get(WS)).data == their_before
     idea = (await theirs.api.post("/api/v1/ideas", json={"title": "Theirs"})).data
     assert idea["status"] == "new"
+
+
+async def test_any_name_travels_and_every_route_still_answers(ws: Workspace) -> None:
+    """A name with control characters, line breaks, white space at its ends, `%` and
+    non-ASCII is kept exactly, and the workspace's requests still reach every service (the
+    name rides in the caller headers: control characters there were a 400 from the service's
+    HTTP parser, and a 500 on exports)."""
+    api = ws.api
+    for name in (" \x13Acme\x07 \r\nCo\t ", "Ünïcödé 🚀 100% %41", "a" * 100):
+        r = await api.patch(WS, json={"name": name})
+        assert r.status == 200 and r.data["name"] == name, r.body
+        assert (await api.get(WS)).data["name"] == name
+        assert (await api.get("/api/v1/automation/auth")).json["workspace"]["name"] == name
+        idea = await api.post("/api/v1/ideas", json={"title": "Still here"})
+        assert idea.status == 200, idea.body
+        for path in ("/api/v1/customers", "/api/v1/webhooks", "/api/v1/export/ideas"):
+            r = await api.get(path)
+            assert r.status == 200, (path, r.body)
