@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 import uuid
 from typing import Any
 
 import aiopg
+import jsonschema
 
 from services.ideas import state
 from tests.ideas.conftest import Tap
 from tests.support.api import Api, Workspace
 from tests.support.processes import System
+from tests.webhooks.support import Receiver, verify
 
 STAGES = "/api/v1/roadmap/stages"
 
@@ -359,3 +362,47 @@ async def test_any_sequence_of_writes_keeps_positions_in_list_order(
             assert [s["id"] for s in listed] == model, where
             assert contiguous(listed), where
             assert [s["id"] for s in listed if s["isDefault"]] == [default], where
+
+
+async def test_a_deleted_stages_unstagings_are_delivered_to_subscribers(ws: Workspace) -> None:
+    """A subscriber to `idea.assigned` gets one delivery per unstaged idea: roadmapStageId
+    null, previousRoadmapStageId the deleted stage, valid against the document's `webhooks`
+    schema, signed."""
+    api = ws.api
+    receiver = await Receiver().start()
+    try:
+        path = receiver.new_path()
+        r = await api.post(
+            "/api/v1/webhooks", json={"targetUrl": receiver.url(path), "events": ["idea.assigned"]}
+        )
+        assert r.status == 200, r.body
+        secret = r.data["secret"]
+        gone = await new_stage(api, name="Gone")
+        ideas = [
+            (await api.post("/api/v1/ideas", json={"title": f"On {i}"})).data for i in range(2)
+        ]
+        for idea in ideas:
+            await api.put(f"/api/v1/ideas/{idea['id']}/roadmap", json={"stageId": gone["id"]})
+        assert (await api.delete(f"{STAGES}/{gone['id']}")).data["unstaged"] == 2
+        deadline = time.monotonic() + 15
+        while len(receiver.at(path)) < 4:  # two assignments, two unstagings
+            assert time.monotonic() < deadline, [g.json for g in receiver.at(path)]
+            await asyncio.sleep(0.1)
+        unstaged = [
+            g for g in receiver.at(path) if g.json["data"]["idea"]["roadmapStageId"] is None
+        ]
+        assert sorted(g.json["data"]["idea"]["id"] for g in unstaged) == sorted(
+            i["id"] for i in ideas
+        )
+        assert all(g.json["data"]["previousRoadmapStageId"] == gone["id"] for g in unstaged)
+        assert all(verify(secret, g) for g in unstaged)
+        doc = (await api.with_key(None).get("/api/v1/openapi.json")).json
+        post = doc["webhooks"]["idea.assigned"]["post"]
+        schema = {
+            **post["requestBody"]["content"]["application/json"]["schema"],
+            "components": doc["components"],
+        }
+        for delivery in receiver.at(path):
+            jsonschema.Draft202012Validator(schema).validate(delivery.json)
+    finally:
+        await receiver.stop()
