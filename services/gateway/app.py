@@ -35,7 +35,7 @@ from libs.common.web import (
 )
 from libs.common.unavailable import DatabaseUnavailable, database_down
 
-from . import idempotency, ratelimit
+from . import idempotency, ratelimit, workspace
 from .auth import KeyInfo, KeyStore, bearer_token, key_digest
 from .clients import ClientAddress
 from .docs import setup_docs
@@ -169,7 +169,25 @@ async def automation_auth(request: web.Request) -> web.Response:
     )
 
 
-LOCAL: dict[str, Handler] = {"automation_auth": automation_auth}
+GET_WORKSPACE = next(r for r in ROUTE_TABLE if r.operation_id == "get_workspace")
+
+
+async def update_workspace(request: web.Request) -> web.StreamResponse:
+    """`PATCH /workspace`: the gateway writes its own row (services/gateway/workspace.py), then
+    answers what the ideas service's `GET /workspace` answers for the updated caller."""
+    app = request.app
+    view, fresh = await workspace.apply_update(
+        request, app[PG_POOL], app[KEYS], request[KEY], app[SETTINGS].request_body_timeout_s
+    )
+    view[KEY] = fresh
+    with app[PRIORITIES].normal():
+        return await _forward(view, GET_WORKSPACE, None)
+
+
+LOCAL: dict[str, Handler] = {
+    "automation_auth": automation_auth,
+    "update_workspace": update_workspace,
+}
 
 
 def route_handler(route: Route) -> Handler:

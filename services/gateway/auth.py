@@ -115,13 +115,24 @@ class KeyStore:
         _remember(self._known, digest, (expires, info), self.size)
         return info
 
+    def forget_workspace(self, workspace_id: uuid.UUID) -> None:
+        """Let the workspace's cached keys expire now (its settings changed): the next request
+        of each looks it up again. They stay known (see `known`). O(cache size), for a rare
+        change."""
+        stale = [
+            (d, info) for d, (_, info) in self._known.items() if info.workspace_id == workspace_id
+        ]
+        for digest, info in stale:
+            self._known[digest] = (0.0, info)
+
     async def _load(self, digest: bytes) -> KeyInfo | None:
         async with db.cursor(self.pool) as cur:
             row = await db.fetchone(
                 cur,
                 """
                 SELECT k.id, k.name, k.kind, k.scopes, w.id AS workspace_id, w.name AS workspace_name,
-                       w.plan, w.inbox_mode, w.rate_limit_per_minute
+                       w.plan, w.inbox_mode, w.rate_limit_per_minute, w.short_code, w.slug,
+                       w.default_destination, w.public_submission_enabled
                   FROM gateway.api_keys k JOIN gateway.workspaces w ON w.id = k.workspace_id
                  WHERE k.key_hash = %s AND k.revoked_at IS NULL""",
                 (digest,),
@@ -139,6 +150,10 @@ class KeyStore:
             key_name=row["name"],
             scopes=scopes,
             request_id="",
+            short_code=row["short_code"],
+            slug=row["slug"],
+            default_destination=row["default_destination"],
+            public_submission=row["public_submission_enabled"],
         )
         internal = who.headers(self.token)
         del internal[H_REQUEST_ID]

@@ -208,7 +208,9 @@ async def assign(
         stage_id is not None
         and await db.fetchval(
             cur,
-            "SELECT 1 FROM ideas.roadmap_stages WHERE workspace_id = %s AND id = %s",
+            # Held until the commit: a concurrent delete of the stage waits, then unstages
+            # this idea too (services/ideas/stages.py).
+            "SELECT 1 FROM ideas.roadmap_stages WHERE workspace_id = %s AND id = %s FOR KEY SHARE",
             (who.workspace_id, stage_id),
         )
         is None

@@ -1,9 +1,11 @@
 """Per-workspace state (idea counter, default roadmap stages), created lazily and race-free.
 
 Workspaces are created in the gateway's schema; this service learns of one on its first request.
-`ensure_workspace` inserts the counter row and the three default stages with ON CONFLICT DO
-NOTHING (so concurrent first requests, or several replicas, agree) in its own transaction, and
-remembers the workspace in memory once that committed.
+`ensure_workspace` inserts the counter row with ON CONFLICT DO NOTHING (so concurrent first
+requests, or several replicas, agree) in its own transaction and, only when that row is new,
+the three default stages; it remembers the workspace in memory once that committed. A
+workspace the service has seen before keeps the stages it has (a deleted default stage does
+not come back when another process meets the workspace).
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ def stage_rows(workspace_id: uuid.UUID) -> list[tuple[Any, ...]]:
 
 
 async def create_state(cur: aiopg.Cursor, workspace_id: uuid.UUID) -> None:
-    await cur.execute(STATE_SQL, (workspace_id,))
+    # A concurrent first insert makes this one wait for its commit, then do nothing.
+    if await db.fetchval(cur, STATE_SQL + " RETURNING 1", (workspace_id,)) is None:
+        return
     for row in stage_rows(workspace_id):
         await cur.execute(STAGE_SQL, row)
 

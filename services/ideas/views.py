@@ -283,3 +283,9 @@ async def automation_create_idea(request: web.Request) -> web.Response:
     return json_response(
         {"id": parsed["id"], "title": parsed["title"], "status": "created"}, status=201
     )
+
+
+# The roadmap stage writes (stage_views.py), mounted from here too.
+from .stage_views import create_stage, delete_stage, update_stage  # noqa: E402
+
+__all__ += ["create_stage", "delete_stage", "update_stage"]

@@ -1,8 +1,8 @@
 """Workspace-level reads: info, roadmap stages, tags, products, members (JSON built in SQL).
 
-Idea counts leave deleted ideas out. Workspace name, plan and inbox mode come from the caller
-headers the gateway sets; the gateway's admin commands set no short code, slug or default
-destination, so those are null and public submission is off.
+Idea counts leave deleted ideas out. The workspace's settings (name, plan, inbox mode, short
+code, slug, default destination, public submission) come from the caller headers the gateway
+sets from its row of `gateway.workspaces` (written by `PATCH /workspace`, docs/gateway.md).
 """
 
 from __future__ import annotations
@@ -89,13 +89,13 @@ async def info(cur: aiopg.Cursor, who: Caller) -> dict[str, Any]:
     return {
         "id": who.workspace_id,
         "name": who.workspace_name,
-        "shortCode": None,
+        "shortCode": who.short_code,
         "plan": who.plan,
         "ideasTotal": sum(n for s, n in counts.items() if s != "deleted"),
         "ideasThisMonth": this_month,
         "activeIdeas": sum(n for s, n in counts.items() if s not in INACTIVE_STATUSES),
-        "defaultDestination": None,
+        "defaultDestination": who.default_destination,
         "inboxMode": who.inbox_mode,
-        "publicSubmissionEnabled": False,
-        "slug": None,
+        "publicSubmissionEnabled": who.public_submission,
+        "slug": who.slug,
     }

@@ -65,13 +65,18 @@ async def test_wrong_method_on_known_paths_is_405(api: Api) -> None:
         ("GET", f"/api/v1/ideas/{idea}/vote"),
         ("DELETE", f"/api/v1/customers/{uuid.uuid4()}"),
         ("PUT", "/api/v1/workspace"),
-        ("POST", "/api/v1/roadmap/stages"),
+        ("PUT", "/api/v1/roadmap/stages"),
+        ("GET", f"/api/v1/roadmap/stages/{uuid.uuid4()}"),
         ("GET", "/api/v1/automation/webhooks/subscribe"),
         ("DELETE", "/api/v1/automation/ideas"),
     ):
         r = await api.request(method, path)
         assert r.status == 405 and r.error["code"] == "method_not_allowed", (method, path)
         assert method not in r.headers["Allow"].split(", ") and r.headers["Allow"], r.headers
+    # A path whose methods two processes answer (GET /workspace the ideas service's, PATCH the
+    # gateway's) lists them all.
+    r = await api.request("PUT", "/api/v1/workspace")
+    assert set(r.headers["Allow"].split(", ")) == {"GET", "HEAD", "PATCH"}, r.headers
 
 
 async def test_non_uuid_ids_are_not_found_everywhere(api: Api) -> None:

@@ -126,6 +126,14 @@ async def scenario(api: Api, system: System, ws_id: str, hook_url: str) -> dict[
     await api.delete(f"/api/v1/tags/{spare['id']}")
     stages = (await api.get("/api/v1/roadmap/stages")).data
     await api.put(f"{path}/roadmap", json={"stageId": stages[0]["id"]})
+    beta = (
+        await api.post("/api/v1/roadmap/stages", json={"name": "Beta", "color": "#f59e0b"})
+    ).data
+    await api.patch(f"/api/v1/roadmap/stages/{beta['id']}", json={"position": 0})
+    await api.put(f"{path}/roadmap", json={"stageId": beta["id"]})
+    await api.delete(f"/api/v1/roadmap/stages/{beta['id']}")  # idea.assigned, unstaged
+    await api.put(f"{path}/roadmap", json={"stageId": stages[0]["id"]})
+    await api.patch("/api/v1/workspace", json={"name": "Rendering", "defaultDestination": "jira"})
     customer = (
         await api.post(
             "/api/v1/customers",

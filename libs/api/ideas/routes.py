@@ -5,6 +5,7 @@ from libs.api.route import API, Route, Tool
 from . import requests as b
 from . import envelopes as m
 from . import schemas as models
+from . import stages as st
 
 S = "ideas"
 # The similar-ideas routes are served by the ideas service's search process, `ims-ideas-similar`,
@@ -443,6 +444,47 @@ ROUTES = [
         tool=LIST_ROADMAP_STAGES,
         description="The workspace's stages with their idea counts; a new workspace has `Now` "
         "(the default), `Next` and `Later`.",
+    ),
+    Route(
+        "POST",
+        f"{API}/roadmap/stages",
+        S,
+        "create_stage",
+        "roadmap:write",
+        "Add a roadmap stage",
+        body=st.CreateStageRequest,
+        responses={200: st.RoadmapStageResponse},
+        tags=("Roadmap",),
+        description="The slug is unique in the workspace (409 `conflict`); without one it is "
+        "made from the name. The stage goes to `position` (the stages from there on move one "
+        "down) or, absent or past the end, last: positions stay 0, 1, 2, ... in list order.",
+    ),
+    Route(
+        "PATCH",
+        f"{API}/roadmap/stages/{{id}}",
+        S,
+        "update_stage",
+        "roadmap:write",
+        "Rename, move or make default a roadmap stage",
+        body=st.UpdateStageRequest,
+        responses={200: st.RoadmapStageResponse},
+        tags=("Roadmap",),
+        description="Omitted fields stay unchanged. `position` moves the stage there (past the "
+        "end: last), the others close up around it; `isDefault: true` makes it the default "
+        "and the previous default not. A slug another stage has is 409 `conflict`.",
+    ),
+    Route(
+        "DELETE",
+        f"{API}/roadmap/stages/{{id}}",
+        S,
+        "delete_stage",
+        "roadmap:write",
+        "Delete a roadmap stage",
+        responses={200: st.StageDeletedResponse},
+        tags=("Roadmap",),
+        description="Its ideas go off the roadmap (`roadmapStageId` null), each emitting "
+        "`idea.assigned` with `previousRoadmapStageId`; `unstaged` counts them. The stages "
+        "after it move up. The default stage, or the workspace's last stage, is 409 `conflict`.",
     ),
     Route(
         "GET",
