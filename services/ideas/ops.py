@@ -14,7 +14,7 @@ from libs.common.caller import Caller
 from libs.common.errors import NotFound, ValidationFailed
 from libs.common.messaging import add_event
 
-from . import automation, members, products, store, tags
+from . import members, products, store, tags
 from libs.api.ideas.requests import UpdateIdeaRequest
 from libs.api.webhooks.events import AUTHOR_HEADER
 from .render import IDEA_JSON, fragment
@@ -63,8 +63,13 @@ async def create(cur: aiopg.Cursor, who: Caller, items: list[store.NewIdea]) -> 
 
 
 async def update(
-    cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID, body: UpdateIdeaRequest
+    cur: aiopg.Cursor,
+    who: Caller,
+    idea_id: uuid.UUID,
+    body: UpdateIdeaRequest,
+    url_key: str | None = None,
 ) -> str:
+    """Apply a PATCH; `url_key` is the normalized `url` (duplicate detection) when it is given."""
     row = (await store.lock_ideas(cur, who.workspace_id, [idea_id]))[idea_id]
     given = body.model_dump(include=body.model_fields_set)
     sets: dict[str, Any] = {
@@ -91,7 +96,7 @@ async def update(
     if "title" in sets:
         sets["title_key"] = store.fold_title(sets["title"])
     if "url" in sets:
-        sets["url_key"] = automation.normalize_url(sets["url"]) if sets["url"] else None
+        sets["url_key"] = url_key
     if "productId" in given:
         if given["productId"] is not None:
             await products.check(cur, who.workspace_id, [given["productId"]])

@@ -121,8 +121,9 @@ async def get_idea(request: web.Request) -> web.Response:
 async def update_idea(request: web.Request) -> web.Response:
     who, idea_id = caller(request), path_uuid(request)
     body = await parse_body(request, UpdateIdeaRequest)
+    url_key = automation.normalize_url(body.url) if body.url else None
     async with db.transaction(request.app[PG_POOL]) as cur:
-        detail = await ops.update(cur, who, idea_id, body)
+        detail = await ops.update(cur, who, idea_id, body, url_key)
     return data_response(fragment(detail))
 
 

@@ -392,3 +392,20 @@ async def test_mcp_create_and_update_idea_take_the_fields(ws: Workspace) -> None
         )
     assert (await ws.api.get(f"{IDEAS}/{idea['id']}")).data["closureCategory"] == "shipped_beta"
     assert uuid.UUID(idea["id"])
+
+
+async def test_a_url_set_by_patch_is_the_duplicate_rules(api: Api) -> None:
+    """A `url` set through PATCH is the one the automation API's duplicate rule compares (its
+    normalized form); cleared with null, it no longer is."""
+    idea = (await api.post(IDEAS, json={"title": "Patched url"})).data
+    r = await api.patch(
+        f"{IDEAS}/{idea['id']}", json={"url": "https://Example.com/p/9?utm_source=x"}
+    )
+    assert r.status == 200 and r.data["url"] == "https://Example.com/p/9?utm_source=x"
+    auto = "/api/v1/automation/ideas"
+    r = await api.post(auto, json={"title": "Elsewhere", "url": "https://example.com/p/9/"})
+    assert r.status == 200 and r.json["status"] == "skipped", r.body
+    assert (await api.get(f"{IDEAS}/{idea['id']}")).data["signalCount"] == 1
+    assert (await api.patch(f"{IDEAS}/{idea['id']}", json={"url": None})).status == 200
+    r = await api.post(auto, json={"title": "Elsewhere again", "url": "https://example.com/p/9"})
+    assert r.status == 201, r.body
