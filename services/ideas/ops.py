@@ -97,12 +97,6 @@ async def update(
         sets["title_key"] = store.fold_title(sets["title"])
     if "url" in sets:
         sets["url_key"] = url_key
-    if "productId" in given:
-        if given["productId"] is not None:
-            await products.check(cur, who.workspace_id, [given["productId"]])
-        sets["product_id"] = given["productId"]
-    if "decisionOwnerId" in given:
-        sets.update(await members.owner_columns(cur, who.workspace_id, given["decisionOwnerId"]))
     scored = any(name in given for name in store.RICE_FIELDS)
     if scored:
         sets.update(rice_sets(row, given))
@@ -117,6 +111,14 @@ async def update(
         sets.update(store.status_change(row, given["status"], store.now_utc()))
         if "closureCategory" in given:
             sets["closure_category"] = given["closureCategory"]
+    # The records the body names, after its own checks (a 400 before any 404), each held
+    # until the commit (docs/ideas.md: products, members, tags).
+    if "productId" in given:
+        if given["productId"] is not None:
+            await products.check(cur, who.workspace_id, [given["productId"]])
+        sets["product_id"] = given["productId"]
+    if "decisionOwnerId" in given:
+        sets.update(await members.owner_columns(cur, who.workspace_id, given["decisionOwnerId"]))
     if body.tagIds is not None:  # before the write: its IdeaDetail shows the new set
         await tags.check(cur, who.workspace_id, body.tagIds)
         await tags.replace(cur, who.workspace_id, idea_id, body.tagIds)

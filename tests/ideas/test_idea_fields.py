@@ -172,6 +172,9 @@ async def test_closure_category_only_with_a_decided_status_change(api: Api) -> N
         r = await api.patch(path, json=body)
         assert refused(r, 400, "validation_error", "closureCategory"), (body, r.body)
     assert (await api.get(path)).data["title"] == "C"
+    # the body's own rule is checked before the records it names: 400, not 404
+    r = await api.patch(path, json={"closureCategory": "x", "productId": str(uuid.uuid4())})
+    assert refused(r, 400, "validation_error", "closureCategory"), r.body
     r = await api.patch(path, json={"status": "rejected", "closureCategory": "rejected_cost"})
     assert r.status == 200, r.body
     assert (r.data["status"], r.data["closureCategory"]) == ("rejected", "rejected_cost")
