@@ -18,6 +18,9 @@ from typing import Any
 
 from . import seed_data as d
 from .seed_rows import IdeaRows, line as _line
+from .sync_cursor import SyncCursor, run
+from libs.common import db
+from services.ideas import members, products
 from services.ideas.state import DEFAULT_STAGES, STAGE_SQL, STATE_SQL
 
 CHUNK = 50_000
@@ -81,38 +84,58 @@ class Seeder:
                 if name.lower() not in have
             ],
         )
+        # Products, members and decision owners go through the ideas service's own storage
+        # functions (the routes' way in), on this transaction's connection.
+        store: Any = SyncCursor(self.conn)
         ids = {name: self.uid() for name, _ in d.PRODUCTS}
         self.products = list(ids.values())
-        self.copy(
-            "ideas.products",
-            "workspace_id, id, name, parent_id",
-            [_line((self.ws, ids[n], n, ids.get(p) if p else None)) for n, p in d.PRODUCTS],
+        made = run(  # by an earlier seed of the same seed value: the same ids
+            db.fetchall(
+                store,
+                "SELECT id FROM ideas.products WHERE workspace_id = %s AND id = ANY(%s::uuid[])",
+                (self.ws, self.products),
+            )
         )
+        for n, p in d.PRODUCTS:
+            if ids[n] not in {r["id"] for r in made}:
+                parent = ids.get(p) if p else None
+                run(products.create(store, self.ws, n, parent, product_id=ids[n]))
+                self.counts["ideas.products"] = self.counts.get("ideas.products", 0) + 1
+        # A member's e-mail is unique in the workspace (ignoring case): one the workspace
+        # already has (an earlier seed, or one added through the API) is used, not added again.
         self.members = []
-        lines = []
-        for n in range(12):
+        self.owners: dict[str, dict[str, Any]] = {}  # e-mail -> the ideas' owner columns
+        for k in range(12):
             name, email = self.person()
-            email = email.replace("@", f"{n}@")
-            self.members.append((name, email))
+            email = email.replace("@", f"{k}@")
             seen = self.now - timedelta(hours=self.rng.randint(1, 24 * 60))
-            lines.append(
-                _line(
-                    (
-                        self.ws,
-                        self.uid(),
-                        name,
-                        email,
-                        d.ROLES[n % len(d.ROLES)] if n else "owner",
-                        self.rng.random() < 0.8,
-                        seen,
-                    )
+            member_id = self.uid()
+            role = d.ROLES[k % len(d.ROLES)] if k else "owner"
+            dashboard = self.rng.random() < 0.8
+            found: uuid.UUID | None = run(
+                db.fetchval(
+                    store,
+                    "SELECT id FROM ideas.members WHERE workspace_id = %s AND lower(email) = %s",
+                    (self.ws, email.lower()),
                 )
             )
-        self.copy(
-            "ideas.members",
-            "workspace_id, id, name, email, role, dashboard_access, last_active_at",
-            lines,
-        )
+            if found is None:
+                run(
+                    members.create(
+                        store,
+                        self.ws,
+                        name,
+                        email,
+                        role,
+                        dashboard,
+                        member_id=member_id,
+                        last_active_at=seen,
+                    )
+                )
+                self.counts["ideas.members"] = self.counts.get("ideas.members", 0) + 1
+            owner = run(members.owner_columns(store, self.ws, found or member_id))
+            self.members.append((owner["decision_owner_name"], owner["decision_owner_email"]))
+            self.owners[owner["decision_owner_email"]] = owner
 
     def customers(self, m: int) -> None:
         self.customer_arr: list[tuple[uuid.UUID, float | None, datetime]] = []

@@ -19,7 +19,7 @@ IDEA_COLS = (
     " decision_owner_name, decision_owner_email, decision_deadline, total_customer_arr,"
     " customer_count, last_activity_at, last_signal_at, unique_source_count, average_sentiment,"
     " shipped_at, product_id, roadmap_stage_id, actionable, author_name, author_id, raw_input,"
-    " created_at, updated_at"
+    " created_at, updated_at, decision_owner_id"
 )
 
 
@@ -71,6 +71,7 @@ class IdeaRows:
         sig_count, last_sig, platforms, avg_sent = self.signals(idea, created, age, source)
         rice = self.rice()
         decided_at = shipped_at = closure = reason = owner = deadline = None
+        cols: dict[str, Any] | None = None
         if status in DECIDED or status == "deleted":
             decided_at = created + timedelta(seconds=rng.random() * age)
             closure = DECIDED.get(status)
@@ -81,6 +82,7 @@ class IdeaRows:
             self.decision(idea, "new", status, None, None, activity)
         if status not in ("new", "captured") and rng.random() < 0.7:
             owner = rng.choice(s.members)
+            cols = s.owners[owner[1]]  # members.owner_columns: as PATCH decisionOwnerId sets
             deadline = created + timedelta(days=rng.randint(7, 90))
         dest = (
             rng.choice(d.DESTINATIONS)
@@ -121,8 +123,8 @@ class IdeaRows:
                     reason,
                     decided_at,
                     closure,
-                    owner[0] if owner else None,
-                    owner[1] if owner else None,
+                    cols["decision_owner_name"] if cols else None,
+                    cols["decision_owner_email"] if cols else None,
                     deadline,
                     arr,
                     ncust,
@@ -139,6 +141,7 @@ class IdeaRows:
                     summary or title,
                     created,
                     activity,
+                    cols["decision_owner_id"] if cols else None,
                 )
             )
         )

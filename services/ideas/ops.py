@@ -14,7 +14,7 @@ from libs.common.caller import Caller
 from libs.common.errors import NotFound, ValidationFailed
 from libs.common.messaging import add_event
 
-from . import store, tags
+from . import members, products, store, tags
 from libs.api.ideas.requests import UpdateIdeaRequest
 from libs.api.webhooks.events import AUTHOR_HEADER
 from .render import IDEA_JSON, fragment
@@ -45,6 +45,15 @@ def initial_status(who: Caller) -> str:
 
 async def create(cur: aiopg.Cursor, who: Caller, items: list[store.NewIdea]) -> list[str]:
     await tags.check(cur, who.workspace_id, [t for item in items for t in item.tag_ids])
+    await products.check(
+        cur, who.workspace_id, [i.product_id for i in items if i.product_id is not None]
+    )
+    owners: dict[uuid.UUID, dict[str, Any]] = {}
+    for owner_id in sorted({i.decision_owner_id for i in items if i.decision_owner_id}):
+        owners[owner_id] = await members.owner_columns(cur, who.workspace_id, owner_id)
+    for item in items:
+        if item.decision_owner_id is not None:
+            item.owner = owners[item.decision_owner_id]
     ideas = await store.create_ideas(cur, who.workspace_id, initial_status(who), items)
     for item, idea in zip(items, ideas):
         # The author rides beside the body, for the automation payload (docs/webhooks.md).
@@ -54,8 +63,13 @@ async def create(cur: aiopg.Cursor, who: Caller, items: list[store.NewIdea]) -> 
 
 
 async def update(
-    cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID, body: UpdateIdeaRequest
+    cur: aiopg.Cursor,
+    who: Caller,
+    idea_id: uuid.UUID,
+    body: UpdateIdeaRequest,
+    url_key: str | None = None,
 ) -> str:
+    """Apply a PATCH; `url_key` is the normalized `url` (duplicate detection) when it is given."""
     row = (await store.lock_ideas(cur, who.workspace_id, [idea_id]))[idea_id]
     given = body.model_dump(include=body.model_fields_set)
     sets: dict[str, Any] = {
@@ -68,14 +82,43 @@ async def update(
         )
         if name in given
     }
+    sets.update(
+        (col, given[name])
+        for name, col in (
+            ("ideaType", "idea_type"),
+            ("decisionDeadline", "decision_deadline"),
+            ("actionable", "actionable"),
+            ("validationScore", "validation_score"),
+            ("url", "url"),
+        )
+        if name in given
+    )
     if "title" in sets:
         sets["title_key"] = store.fold_title(sets["title"])
+    if "url" in sets:
+        sets["url_key"] = url_key
     scored = any(name in given for name in store.RICE_FIELDS)
     if scored:
         sets.update(rice_sets(row, given))
     changed = "status" in given and given["status"] != row["status"]
+    if "closureCategory" in given and not (changed and given["status"] in store.DECIDED):
+        raise ValidationFailed(
+            "closureCategory: only with a change of status to shipped, rejected, duplicate or"
+            " archived",
+            field="closureCategory",
+        )
     if changed:
         sets.update(store.status_change(row, given["status"], store.now_utc()))
+        if "closureCategory" in given:
+            sets["closure_category"] = given["closureCategory"]
+    # The records the body names, after its own checks (a 400 before any 404), each held
+    # until the commit (docs/ideas.md: products, members, tags).
+    if "productId" in given:
+        if given["productId"] is not None:
+            await products.check(cur, who.workspace_id, [given["productId"]])
+        sets["product_id"] = given["productId"]
+    if "decisionOwnerId" in given:
+        sets.update(await members.owner_columns(cur, who.workspace_id, given["decisionOwnerId"]))
     if body.tagIds is not None:  # before the write: its IdeaDetail shows the new set
         await tags.check(cur, who.workspace_id, body.tagIds)
         await tags.replace(cur, who.workspace_id, idea_id, body.tagIds)

@@ -49,6 +49,13 @@ class NewIdea:
     author_name: str | None = None
     author_id: str | None = None
     tag_ids: list[uuid.UUID] = field(default_factory=list)  # checked by the caller (tags.check)
+    idea_type: str | None = None
+    product_id: uuid.UUID | None = None  # checked by the caller (products.check)
+    decision_owner_id: uuid.UUID | None = None  # the caller fills `owner` (members.owner_columns)
+    decision_deadline: datetime | None = None
+    actionable: bool = True
+    validation_score: float | None = None
+    owner: dict[str, Any] = field(default_factory=dict)
 
 
 def fold_title(title: str) -> str:
@@ -73,8 +80,11 @@ def rice_priority(score: float | None) -> str | None:
 
 
 INSERT_SQL = f"""INSERT INTO ideas.ideas AS i (workspace_id, id, number, title, summary, status,
-  source, category, url, url_key, title_key, author_name, author_id, raw_input)
- VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {IDEA_JSON}::text"""
+  source, category, url, url_key, title_key, author_name, author_id, raw_input, idea_type,
+  product_id, decision_owner_id, decision_owner_name, decision_owner_email, decision_deadline,
+  actionable, validation_score)
+ VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+ RETURNING {IDEA_JSON}::text"""
 
 
 async def create_ideas(
@@ -102,6 +112,14 @@ async def create_ideas(
                 item.author_name,
                 item.author_id,
                 item.summary or item.title,
+                item.idea_type,
+                item.product_id,
+                item.owner.get("decision_owner_id"),
+                item.owner.get("decision_owner_name"),
+                item.owner.get("decision_owner_email"),
+                item.decision_deadline,
+                item.actionable,
+                item.validation_score,
             ),
         )
         out.append((await cur.fetchone())[0])

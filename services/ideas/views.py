@@ -28,11 +28,30 @@ from libs.api.ideas.requests import (
 )
 from .embedding import idea_text
 from .field_views import create_tag, delete_tag, unvote_idea, update_tag
+from .member_product_views import (
+    create_member,
+    create_product,
+    delete_member,
+    delete_product,
+    update_member,
+    update_product,
+)
 from .render import fragment
 from .settings import SETTINGS
 from .state import ensure_workspace
 
-__all__ = ["create_tag", "delete_tag", "unvote_idea", "update_tag"]  # mounted from here
+__all__ = [  # mounted from here
+    "create_tag",
+    "delete_tag",
+    "unvote_idea",
+    "update_tag",
+    "create_member",
+    "create_product",
+    "delete_member",
+    "delete_product",
+    "update_member",
+    "update_product",
+]
 
 
 def new_idea(body: CreateIdeaRequest) -> store.NewIdea:
@@ -44,6 +63,12 @@ def new_idea(body: CreateIdeaRequest) -> store.NewIdea:
         url=body.url,
         url_key=automation.normalize_url(body.url) if body.url else None,
         tag_ids=body.tagIds,
+        idea_type=body.ideaType,
+        product_id=body.productId,
+        decision_owner_id=body.decisionOwnerId,
+        decision_deadline=body.decisionDeadline,
+        actionable=body.actionable,
+        validation_score=body.validationScore,
     )
 
 
@@ -96,8 +121,9 @@ async def get_idea(request: web.Request) -> web.Response:
 async def update_idea(request: web.Request) -> web.Response:
     who, idea_id = caller(request), path_uuid(request)
     body = await parse_body(request, UpdateIdeaRequest)
+    url_key = automation.normalize_url(body.url) if body.url else None
     async with db.transaction(request.app[PG_POOL]) as cur:
-        detail = await ops.update(cur, who, idea_id, body)
+        detail = await ops.update(cur, who, idea_id, body, url_key)
     return data_response(fragment(detail))
 
 

@@ -124,6 +124,28 @@ async def scenario(api: Api, system: System, ws_id: str, hook_url: str) -> dict[
     await api.patch(path, json={"tagIds": [tag["id"]]})
     spare = (await api.post("/api/v1/tags", json={"name": "spare"})).data
     await api.delete(f"/api/v1/tags/{spare['id']}")
+    product = (await api.post("/api/v1/products", json={"name": "Rendering"})).data
+    await api.patch(f"/api/v1/products/{product['id']}", json={"name": "Rendered"})
+    owner = (
+        await api.post("/api/v1/members", json={"name": "Rita", "email": "rita@render.example"})
+    ).data
+    await api.patch(
+        path,
+        json={
+            "productId": product["id"],
+            "decisionOwnerId": owner["id"],
+            "decisionDeadline": "2031-01-02T03:04:05.123456+01:00",
+            "ideaType": "request",
+            "validationScore": 55.5,
+        },
+    )
+    await api.patch(f"/api/v1/members/{owner['id']}", json={"role": "admin"})
+    spare = (await api.post("/api/v1/products", json={"name": "spare"})).data
+    await api.delete(f"/api/v1/products/{spare['id']}")
+    spare = (
+        await api.post("/api/v1/members", json={"name": "S", "email": "s@render.example"})
+    ).data
+    await api.delete(f"/api/v1/members/{spare['id']}")
     stages = (await api.get("/api/v1/roadmap/stages")).data
     await api.put(f"{path}/roadmap", json={"stageId": stages[0]["id"]})
     beta = (

@@ -129,3 +129,46 @@ async def test_seed_uses_the_tags_a_workspace_already_has(system: System, new_wo
     ux = next(t for t in tags if t["id"] == mine["id"])
     listed = await ws.api.get("/api/v1/ideas", params={"tag_id": mine["id"], "limit": 100})
     assert ux["ideaCount"] == listed.json["pagination"]["total"] > 0
+
+
+async def test_seed_writes_members_and_owners_as_the_api_does(
+    system: System, new_workspace
+) -> None:
+    """The seed's members and decision owners are the routes' own: a seeded member renamed
+    through PATCH /members is the new `decisionOwnerName` of every idea they own, and a seed
+    into a workspace that added one of its members' e-mails (in another case) through the API
+    keeps that member (no second one) and makes them the owner of the seed's ideas."""
+    a = await new_workspace()
+    await ctl(system, "seed", "--workspace", a.id, "--ideas", "200", "--customers", "3")
+    members = (await a.api.get("/api/v1/members")).data
+    assert len(members) == 12 and "owner" in [m["role"] for m in members]
+
+    async def owned(api: Api, email: str) -> list[dict[str, Any]]:
+        r = await api.get("/api/v1/ideas", params={"decision_owner": email, "limit": 100})
+        return r.data  # type: ignore[no-any-return]
+
+    busy = None  # a member who owns ideas
+    for m in members:
+        if await owned(a.api, m["email"]):
+            busy = m
+            break
+    assert busy is not None
+    before = await owned(a.api, busy["email"])
+    assert before and {i["decisionOwnerName"] for i in before} == {busy["name"]}
+    r = await a.api.patch(f"/api/v1/members/{busy['id']}", json={"name": "Renamed Owner"})
+    assert r.status == 200, r.body
+    after = await owned(a.api, busy["email"])
+    assert sorted(i["id"] for i in after) == sorted(i["id"] for i in before)
+    assert {i["decisionOwnerName"] for i in after} == {"Renamed Owner"}
+
+    b = await new_workspace()
+    mine = (
+        await b.api.post(
+            "/api/v1/members", json={"name": "Made Through The API", "email": busy["email"].upper()}
+        )
+    ).data
+    await ctl(system, "seed", "--workspace", b.id, "--ideas", "200", "--customers", "3")
+    members_b = (await b.api.get("/api/v1/members")).data
+    assert len(members_b) == 12 and mine in members_b
+    theirs = await owned(b.api, busy["email"])
+    assert theirs and {i["decisionOwnerName"] for i in theirs} == {"Made Through The API"}

@@ -57,6 +57,13 @@ def decided_by_contract(status: int, error: dict[str, Any]) -> bool:
     if field in RICE_FIELDS and "not be a finite number" in message:
         # docs/api.md: RICE inputs whose score would overflow a double.
         return True
+    if field == "closureCategory" and "only with a change of status" in message:
+        # docs/ideas.md: closureCategory comes only with a change to a decided status, which
+        # depends on the idea's stored status.
+        return True
+    if field == "parentId" and "own ancestor" in message:
+        # docs/ideas.md: a product moved under itself or one of its descendants (stored tree).
+        return True
     if field == "metadata" and "cannot be stored" in message:
         # docs/customers.md: an integer beyond 64 bits in metadata.
         return True

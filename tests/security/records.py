@@ -25,6 +25,8 @@ class Records:
     hooks: list[str] = field(default_factory=list)
     deliveries: list[str] = field(default_factory=list)  # of webhooks[0]
     tags: list[str] = field(default_factory=list)
+    products: list[str] = field(default_factory=list)
+    members: list[str] = field(default_factory=list)
 
     @property
     def second_ideas(self) -> list[str]:
@@ -71,6 +73,8 @@ async def seed_records(
     ]
     rec.stages = [s["id"] for s in (await api.get("/api/v1/roadmap/stages")).data]
     rec.tags = [t["id"] for t in (await api.get("/api/v1/tags")).data]
+    rec.products = [p["id"] for p in (await api.get("/api/v1/products")).data]
+    rec.members = [m["id"] for m in (await api.get("/api/v1/members")).data]
     # The idea and customer created above are delivered to webhooks[0] an hour from now: the
     # delivery rows exist at once (within a second or two of the event).
     deadline = time.monotonic() + 10
@@ -79,4 +83,5 @@ async def seed_records(
         rec.deliveries = [d["id"] for d in detail["recentDeliveries"]]
         await asyncio.sleep(0.2)
     assert rec.ideas and rec.customers and rec.stages and rec.deliveries and rec.tags
+    assert rec.products and rec.members
     return rec

@@ -32,7 +32,16 @@ def write_config(where: Path, rec: Records) -> Path:
     """The committed config, next to the dictionaries of seeded ids it names."""
     shutil.copy(HERE / "schemathesis.toml", where / "schemathesis.toml")
     shutil.copy(HERE / "baseline.json", where / "baseline.json")
-    for name in ("ideas", "customers", "stages", "webhooks", "hooks", "tags"):
+    for name in (
+        "ideas",
+        "customers",
+        "stages",
+        "webhooks",
+        "hooks",
+        "tags",
+        "products",
+        "members",
+    ):
         (where / f"{name}.dict").write_text("".join(f'"{v}"\n' for v in getattr(rec, name)))
     return where / "schemathesis.toml"
 

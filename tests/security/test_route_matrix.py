@@ -41,6 +41,8 @@ PATH_KINDS = {
     ("customers", "customerId"): "customers",
     ("tags", "id"): "tags",
     ("stages", "id"): "stages",
+    ("products", "id"): "products",
+    ("members", "id"): "members",
     ("webhooks", "id"): "webhooks",
     ("subscribe", "id"): "hooks",
     ("deliveries", "deliveryId"): "deliveries",
@@ -50,10 +52,20 @@ PATH_KINDS = {
 # record decides the answer. `{kind}` is replaced by an id of that kind. A route with a body
 # and no entry here fails its test until one is added.
 BODIES: dict[str, Any] = {
-    "create_idea": {"title": "Matrix idea", "tagIds": ["{tags}"]},
+    "create_idea": {
+        "title": "Matrix idea",
+        "tagIds": ["{tags}"],
+        "productId": "{products}",
+        "decisionOwnerId": "{members}",
+    },
     "batch_create_ideas": {"ideas": [{"title": "Matrix idea"}]},
     "batch_update_status": {"ids": ["{ideas}"], "status": "planned"},
-    "update_idea": {"title": "Renamed by the matrix", "tagIds": ["{tags}"]},
+    "update_idea": {
+        "title": "Renamed by the matrix",
+        "tagIds": ["{tags}"],
+        "productId": "{products}",
+        "decisionOwnerId": "{members}",
+    },
     "vote_idea": {"value": 1},
     # the primary is another idea than the path's: the same one would be a 400 before any 404
     "merge_idea": {"intoId": "{second_ideas}"},
@@ -68,6 +80,10 @@ BODIES: dict[str, Any] = {
     "link_customer": {"customerId": "{customers}"},
     "create_tag": {"name": "Matrix tag", "color": "#123abc"},
     "update_tag": {"name": "Renamed by the matrix"},
+    "create_product": {"name": "Matrix product", "parentId": "{products}"},
+    "update_product": {"name": "Renamed by the matrix"},
+    "create_member": {"name": "Matrix member", "email": "matrix@example.com"},
+    "update_member": {"name": "Renamed by the matrix"},
     "create_webhook": {"targetUrl": "https://hooks.example.com/matrix", "events": ["idea.created"]},
     "automation_subscribe": {"hookUrl": "https://hooks.example.com/matrix"},
     "update_webhook": {"name": "Renamed by the matrix"},
@@ -291,7 +307,17 @@ async def test_route_never_shows_another_workspace(matrix: Matrix, route: Route)
     text = r.body.decode()
     foreign = [
         i
-        for kind in ("ideas", "customers", "stages", "webhooks", "hooks", "deliveries", "tags")
+        for kind in (
+            "ideas",
+            "customers",
+            "stages",
+            "webhooks",
+            "hooks",
+            "deliveries",
+            "tags",
+            "products",
+            "members",
+        )
         for i in getattr(other, kind)
         if i in text
     ]

@@ -25,6 +25,7 @@ from .schemas import (
     SupportTicket,
     Tag,
     TagDeleted,
+    RecordDeleted,
     VoteBreakdown,
     VoteResult,
     WorkspaceInfo,
@@ -61,6 +62,10 @@ TagList = data_of("TagList", list[Tag], "The workspace's tags")
 TagResponse = data_of("TagResponse", Tag, "A tag")
 TagDeletedResponse = data_of("TagDeletedResponse", TagDeleted, "The tag is deleted")
 ProductList = data_of("ProductList", list[Product], "The workspace's products")
+ProductResponse = data_of("ProductResponse", Product, "A product")
+ProductDeletedResponse = data_of("ProductDeletedResponse", RecordDeleted, "The product is deleted")
+MemberResponse = data_of("MemberResponse", Member, "A member")
+MemberDeletedResponse = data_of("MemberDeletedResponse", RecordDeleted, "The member is deleted")
 MergeResponse = data_of("MergeResponse", MergeResult, "The primary and the duplicate")
 SimilarIdeaList = data_of(
     "SimilarIdeaList", list[SimilarIdea], "Ideas closest in meaning, most similar first"

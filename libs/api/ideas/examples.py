@@ -14,6 +14,7 @@ PRIMARY_ID = "5b8d2e4f-1a3c-4d6e-8f90-a1b2c3d4e5f6"
 STAGE_ID = "8a6e0f4b-2c1d-4b7a-9e3f-5d2c1b0a9f87"
 PRODUCT_ID = "c5d4e3f2-a1b0-4c9d-8e7f-6a5b4c3d2e1f"
 TAG_ID = "5b7c9d1e-3f5a-4b7c-9d1e-3f5a7b9c1d3e"
+MEMBER_ID = "4d5e6f7a-8b9c-4d0e-9f2a-3b4c5d6e7f8a"
 
 IDEA: dict[str, Any] = {
     "id": IDEA_ID,
@@ -118,4 +119,5 @@ UPDATE_IDEA: dict[str, Any] = {
     "riceImpact": 2,
     "riceConfidence": 0.8,
     "riceEffort": 4,
+    "decisionDeadline": "2025-04-30T17:00:00Z",
 }

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from libs.api.base import example
 from libs.api.enums import IdeaSource, IdeaStatus
 from libs.common.errors import ValidationFailed
 from libs.common.pagination import CursorParam
-from libs.common.validation import Body, JsonInt, Query, UtcDateTime
+from libs.common.validation import Body, JsonInt, Query, UtcDateTime, _rfc3339, _utc
 
 from . import examples as ex
 
@@ -37,6 +39,28 @@ TagIds = Annotated[
 HEX_COLOR = r"^#[0-9a-fA-F]{6}$"
 
 
+def _body_datetime(value: Any) -> Any:
+    """A JSON body's date-time: the RFC 3339 form only, parsed here (strict bodies take no
+    string for a datetime); fractions past microseconds are cut."""
+    if isinstance(value, datetime):
+        return value
+    text = _rfc3339(value).upper()
+    text = re.sub(r"(\.\d{6})\d+", r"\1", text)
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError("must be an RFC 3339 date-time such as 2024-01-31T12:00:00Z") from None
+
+
+# A date-time in a request body (RFC 3339 with an offset; stored in UTC).
+BodyDateTime = Annotated[
+    datetime,
+    BeforeValidator(_body_datetime),
+    AfterValidator(_utc),
+    Field(description="An RFC 3339 date-time with an offset, e.g. 2024-01-31T12:00:00Z"),
+]
+
+
 def _unique(ids: list[UUID], name: str) -> list[UUID]:
     if len(set(ids)) != len(ids):
         raise ValueError(f"{name} must not repeat an id")
@@ -60,6 +84,18 @@ class CreateIdeaRequest(Body):
     """Link to the original item"""
     tagIds: TagIds = Field(default_factory=list)
     """Tags of the workspace to put on the idea (0 to 50, each once)"""
+    ideaType: str | None = Field(default=None, min_length=1, max_length=50)
+    """Kind of idea, 1 to 50 characters"""
+    productId: UUID | None = None
+    """A product of the workspace"""
+    decisionOwnerId: UUID | None = None
+    """A member of the workspace who owns the decision: sets `decisionOwnerName`"""
+    decisionDeadline: BodyDateTime | None = None
+    """When a decision is due"""
+    actionable: bool = True
+    """Whether the idea is concrete enough to act on"""
+    validationScore: Number | None = Field(default=None, ge=0, le=100, allow_inf_nan=False)
+    """Validation score, 0 to 100"""
 
 
 class UpdateIdeaRequest(Body):
@@ -86,12 +122,30 @@ class UpdateIdeaRequest(Body):
     """RICE effort (more than 0)"""
     tagIds: TagIds = None  # type: ignore[assignment]
     """The idea's tags: replaces its set (0 to 50 tags of the workspace, each once; not null)"""
+    ideaType: str | None = Field(default=None, min_length=1, max_length=50)
+    """Kind of idea, 1 to 50 characters"""
+    productId: UUID | None = None
+    """A product of the workspace, or null"""
+    decisionOwnerId: UUID | None = None
+    """A member of the workspace who owns the decision (sets `decisionOwnerName` and the
+    e-mail the `decision_owner` filter compares), or null to clear both"""
+    decisionDeadline: BodyDateTime | None = None
+    """When a decision is due, or null"""
+    actionable: bool = None  # type: ignore[assignment]
+    """Whether the idea is concrete enough to act on (not null)"""
+    validationScore: Number | None = Field(default=None, ge=0, le=100, allow_inf_nan=False)
+    """Validation score, 0 to 100, or null"""
+    url: str | None = Field(default=None, max_length=2000)
+    """Link to the original item, or null"""
+    closureCategory: str = Field(default=None, min_length=1, max_length=50)  # type: ignore[assignment]
+    """Category of the decision, 1 to 50 characters: only with a change of `status` to
+    `shipped`, `rejected`, `duplicate` or `archived`, in place of the derived one (not null)"""
 
     @model_validator(mode="after")
     def _not_empty(self) -> UpdateIdeaRequest:
         if not self.model_fields_set:
             raise ValueError("at least one property is required")
-        for name in ("title", "status", "tagIds"):
+        for name in ("title", "status", "tagIds", "actionable", "closureCategory"):
             if name in self.model_fields_set and getattr(self, name) is None:
                 raise ValidationFailed(f"{name} must not be null", field=name)
         return self
@@ -148,6 +202,85 @@ class UpdateTagRequest(Body):
             raise ValueError("at least one property is required")
         if "name" in self.model_fields_set and self.name is None:
             raise ValidationFailed("name must not be null", field="name")
+        return self
+
+
+class CreateProductRequest(Body):
+    """A new product of the workspace."""
+
+    model_config = example({"name": "Dashboard", "parentId": None})
+
+    name: str = Field(min_length=1, max_length=100)
+    """Product name, 1 to 100 characters"""
+    parentId: UUID | None = None
+    """The product it belongs to (a product of the workspace), or null"""
+
+
+class UpdateProductRequest(Body):
+    """At least one property; omitted ones stay unchanged."""
+
+    model_config = example({"parentId": ex.PRODUCT_ID})
+
+    name: str = Field(default=None, min_length=1, max_length=100)  # type: ignore[assignment]
+    """Product name, 1 to 100 characters (not null)"""
+    parentId: UUID | None = None
+    """The product it belongs to, or null for a top-level product; never itself or one of
+    its own descendants"""
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> UpdateProductRequest:
+        if not self.model_fields_set:
+            raise ValueError("at least one property is required")
+        if "name" in self.model_fields_set and self.name is None:
+            raise ValidationFailed("name must not be null", field="name")
+        return self
+
+
+MemberRole = Literal["owner", "admin", "member", "viewer"]
+# local@domain.tld without spaces or control characters (the same in every regex dialect:
+# Python's, Rust's and ECMA-262's `\s` differ, explicit ranges do not).
+EMAIL_CHAR = r"[^@\x00-\x20\x7f-\x9f]"
+EMAIL = rf"^{EMAIL_CHAR}+@{EMAIL_CHAR}+\.{EMAIL_CHAR}+$"
+
+
+class CreateMemberRequest(Body):
+    """A new member of the workspace's team."""
+
+    model_config = example(
+        {"name": "Dana Lee", "email": "dana@acme.example", "role": "admin", "dashboardAccess": True}
+    )
+
+    name: str = Field(min_length=1, max_length=100)
+    """Name, 1 to 100 characters"""
+    email: str = Field(min_length=3, max_length=254, pattern=EMAIL)
+    """E-mail address; unique in the workspace, ignoring case"""
+    role: MemberRole = "member"
+    """Role in the workspace"""
+    dashboardAccess: bool = True
+    """Whether they can sign in to the dashboard"""
+
+
+class UpdateMemberRequest(Body):
+    """At least one property; omitted ones stay unchanged (none takes null)."""
+
+    model_config = example({"role": "owner"})
+
+    name: str = Field(default=None, min_length=1, max_length=100)  # type: ignore[assignment]
+    """Name, 1 to 100 characters"""
+    email: str = Field(default=None, min_length=3, max_length=254, pattern=EMAIL)  # type: ignore[assignment]
+    """E-mail address; unique in the workspace, ignoring case"""
+    role: MemberRole = None  # type: ignore[assignment]
+    """Role in the workspace; the last `owner` cannot be demoted"""
+    dashboardAccess: bool = None  # type: ignore[assignment]
+    """Whether they can sign in to the dashboard"""
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> UpdateMemberRequest:
+        if not self.model_fields_set:
+            raise ValueError("at least one property is required")
+        for name in ("name", "email", "role", "dashboardAccess"):
+            if name in self.model_fields_set and getattr(self, name) is None:
+                raise ValidationFailed(f"{name} must not be null", field=name)
         return self
 
 
@@ -288,7 +421,7 @@ class ListIdeasQuery(PageQuery):
     tag_id: UUID | None = None
     """Only ideas with this tag"""
     decision_owner: str | None = Field(default=None, max_length=255)
-    """Only ideas whose decision owner has this name"""
+    """Only ideas whose decision owner has this e-mail (any case)"""
     has_customers: bool | None = None
     """`true`: only ideas with a linked customer; `false`: only ideas with none"""
     min_arr: float | None = Field(default=None, allow_inf_nan=False)

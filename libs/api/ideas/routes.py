@@ -46,21 +46,40 @@ CREATE_IDEA = Tool(
     "create_idea",
     "Capture a new idea in the workspace. Returns the idea with its `IDEA-<n>` id. Fires "
     "`idea.created` webhooks.",
-    inputs=("title", "summary", "category", "source", "tagIds"),
+    inputs=(
+        "title",
+        "summary",
+        "category",
+        "source",
+        "tagIds",
+        "ideaType",
+        "productId",
+        "decisionOwnerId",
+        "decisionDeadline",
+        "actionable",
+        "validationScore",
+    ),
     descriptions={
         "title": "A short title (1 to 500 characters).",
         "summary": "The idea in a few sentences.",
         "category": "A free-form category, e.g. `feature` or `bug`.",
         "source": "Where the idea came from; `api` when omitted.",
         "tagIds": "Ids of the workspace's tags to put on the idea (0 to 50).",
+        "ideaType": "Kind of idea (1 to 50 characters), or null.",
+        "productId": "Id of a product of the workspace, or null.",
+        "decisionOwnerId": "Id of the member of the workspace who owns the decision, or null.",
+        "decisionDeadline": "When a decision is due (RFC 3339 date-time), or null.",
+        "actionable": "Whether the idea is concrete enough to act on.",
+        "validationScore": "Validation score from 0 to 100, or null.",
     },
 )
 UPDATE_IDEA = Tool(
     "update_idea",
     "Change an idea: title, summary, category, status (with `decisionReason`), RICE inputs "
-    "(reach and impact >= 0, confidence 0 to 1, effort > 0) or its tags (`tagIds` replaces "
-    "the set). Give at least one field; `null` clears a nullable one. A status change is "
-    "recorded as a decision.",
+    "(reach and impact >= 0, confidence 0 to 1, effort > 0), its tags (`tagIds` replaces "
+    "the set), product, decision owner and deadline, type, url, actionable or validation "
+    "score. Give at least one field; `null` clears a nullable one. A status change is "
+    "recorded as a decision (`closureCategory` only with a change to a decided status).",
     path_input="id",
     idea_inputs=("id",),
     inputs=(
@@ -74,6 +93,14 @@ UPDATE_IDEA = Tool(
         "riceConfidence",
         "riceEffort",
         "tagIds",
+        "ideaType",
+        "productId",
+        "decisionOwnerId",
+        "decisionDeadline",
+        "actionable",
+        "validationScore",
+        "url",
+        "closureCategory",
     ),
     descriptions={
         "id": IDEA_REF,
@@ -87,6 +114,15 @@ UPDATE_IDEA = Tool(
         "riceConfidence": "RICE confidence, a fraction from 0 to 1.",
         "riceEffort": "RICE effort (> 0).",
         "tagIds": "The idea's tags, by id: replaces its set (0 to 50 tags of the workspace).",
+        "ideaType": "Kind of idea (1 to 50 characters), or null.",
+        "productId": "Id of a product of the workspace, or null.",
+        "decisionOwnerId": "Id of the member of the workspace who owns the decision, or null.",
+        "decisionDeadline": "When a decision is due (RFC 3339 date-time), or null.",
+        "actionable": "Whether the idea is concrete enough to act on.",
+        "validationScore": "Validation score from 0 to 100, or null.",
+        "url": "Link to the original item (max 2000 characters), or null.",
+        "closureCategory": "Category of the decision (1 to 50 characters), only together with "
+        "a change of status to shipped, rejected, duplicate or archived.",
     },
 )
 VOTE_IDEA = Tool(
@@ -164,8 +200,9 @@ ROUTES = [
         tags=("Ideas",),
         tool=CREATE_IDEA,
         description="The idea gets the next `IDEA-<n>` id and status `new` (`captured` when the"
-        " workspace's inbox mode is `review`). `tagIds` puts tags of the workspace on it (an "
-        "unknown tag: 404, and nothing is created). Emits `idea.created`.",
+        " workspace's inbox mode is `review`). `tagIds` puts tags of the workspace on it, "
+        "`productId` a product and `decisionOwnerId` a member as decision owner (an unknown "
+        "tag, product or member: 404, and nothing is created). Emits `idea.created`.",
     ),
     Route(
         "POST",
@@ -224,7 +261,11 @@ ROUTES = [
         "`duplicate` or `archived` sets `decidedAt` and `closureCategory`. Setting "
         "a RICE field recomputes `rice.score` and emits `idea.scored`. Emits "
         "`idea.updated`, and `idea.status_changed` when the status changed. `tagIds` "
-        "replaces the idea's tags (an unknown tag: 404, and nothing changes).",
+        "replaces the idea's tags; `decisionOwnerId` sets `decisionOwnerName` (and the e-mail "
+        "the `decision_owner` filter compares) from the member, null clears both; an unknown "
+        "tag, product or member: 404, and nothing changes. `closureCategory` replaces the "
+        "derived category, and only comes with a change of status to `shipped`, `rejected`, "
+        "`duplicate` or `archived` (else 400 on `closureCategory`).",
     ),
     Route(
         "DELETE",
@@ -557,6 +598,44 @@ ROUTES = [
         description="Every product of the workspace with its parent and idea count.",
     ),
     Route(
+        "POST",
+        f"{API}/products",
+        S,
+        "create_product",
+        "workspace:write",
+        "Create a product",
+        body=b.CreateProductRequest,
+        responses={200: m.ProductResponse},
+        tags=("Workspace",),
+        description="`parentId` nests it under another product of the workspace (unknown or "
+        "another workspace's: 404 `not_found`).",
+    ),
+    Route(
+        "PATCH",
+        f"{API}/products/{{id}}",
+        S,
+        "update_product",
+        "workspace:write",
+        "Rename or move a product",
+        body=b.UpdateProductRequest,
+        responses={200: m.ProductResponse},
+        tags=("Workspace",),
+        description="Omitted fields stay unchanged. A `parentId` that would make the product "
+        "its own ancestor: 400 on `parentId`; an unknown one: 404 `not_found`.",
+    ),
+    Route(
+        "DELETE",
+        f"{API}/products/{{id}}",
+        S,
+        "delete_product",
+        "workspace:write",
+        "Delete a product",
+        responses={200: m.ProductDeletedResponse},
+        tags=("Workspace",),
+        description="A product with child products: 409 `conflict`. Otherwise its ideas get "
+        "`productId` null (each emits `idea.updated`) and the product is deleted.",
+    ),
+    Route(
         "GET",
         f"{API}/members",
         S,
@@ -566,6 +645,46 @@ ROUTES = [
         responses={200: m.MemberList},
         tags=("Workspace",),
         description="The workspace's team with roles and dashboard access.",
+    ),
+    Route(
+        "POST",
+        f"{API}/members",
+        S,
+        "create_member",
+        "workspace:write",
+        "Add a team member",
+        body=b.CreateMemberRequest,
+        responses={200: m.MemberResponse},
+        tags=("Workspace",),
+        description="A member's e-mail is unique in the workspace, ignoring case: a second "
+        "one is 409 `conflict`. `lastActiveAt` is null until the member acts.",
+    ),
+    Route(
+        "PATCH",
+        f"{API}/members/{{id}}",
+        S,
+        "update_member",
+        "workspace:write",
+        "Change a team member",
+        body=b.UpdateMemberRequest,
+        responses={200: m.MemberResponse},
+        tags=("Workspace",),
+        description="Omitted fields stay unchanged. An e-mail another member has (ignoring "
+        "case) is 409 `conflict`; so is demoting the workspace's last `owner`. A new name or "
+        "e-mail also becomes the decision owner's on the ideas the member owns (each emits "
+        "`idea.updated`).",
+    ),
+    Route(
+        "DELETE",
+        f"{API}/members/{{id}}",
+        S,
+        "delete_member",
+        "workspace:write",
+        "Remove a team member",
+        responses={200: m.MemberDeletedResponse},
+        tags=("Workspace",),
+        description="Removing the workspace's last `owner` is 409 `conflict`. Ideas the "
+        "member owned keep `decisionOwnerName` (the record of who owned the decision).",
     ),
     Route(
         "GET",

@@ -630,7 +630,7 @@ class Member(Out):
 
     model_config = example(
         {
-            "id": "4d5e6f7a-8b9c-4d0e-9f2a-3b4c5d6e7f8a",
+            "id": ex.MEMBER_ID,
             "name": "Dana Lee",
             "email": "dana@acme.example",
             "role": "admin",
@@ -650,7 +650,18 @@ class Member(Out):
     dashboardAccess: bool
     """Whether they can sign in to the dashboard"""
     lastActiveAt: datetime | None
-    """When they were last active"""
+    """When they were last active; null until the member acts"""
+
+
+class RecordDeleted(Out):
+    """A deleted record of the workspace."""
+
+    model_config = example({"id": ex.PRODUCT_ID, "deleted": True})
+
+    id: UUID
+    """The record's id"""
+    deleted: bool
+    """Always true"""
 
 
 class AutomationIdea(Out):
