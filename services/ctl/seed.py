@@ -20,8 +20,8 @@ from . import seed_data as d
 from .seed_rows import IdeaRows, line as _line
 from .sync_cursor import SyncCursor, run
 from libs.common import db
-from services.ideas import members, products
-from services.ideas.state import DEFAULT_STAGES, STAGE_SQL, STATE_SQL
+from services.ideas import members, products, tags
+from services.ideas.state import create_state
 
 CHUNK = 50_000
 DAYS = 180
@@ -57,36 +57,38 @@ class Seeder:
     # ---- workspace-level records ------------------------------------------------------------
 
     def workspace(self) -> None:
-        with self.conn.cursor() as cur:
-            cur.execute(STATE_SQL, (self.ws,))
-            for name, slug, color, pos, default in DEFAULT_STAGES:
-                cur.execute(STAGE_SQL, (self.ws, self.uid(), name, slug, color, pos, default))
-            cur.execute(
-                "SELECT id FROM ideas.roadmap_stages WHERE workspace_id = %s ORDER BY position",
-                (self.ws,),
+        # Every record here goes through the ideas service's own storage functions (the
+        # routes' way in), on this transaction's connection: the workspace's state and its
+        # default stages only when the workspace is new to the service (a stage it deleted
+        # does not come back), tags, products, members and decision owners.
+        store: Any = SyncCursor(self.conn)
+        run(create_state(store, self.ws))
+        self.stages = [
+            r["id"]
+            for r in run(
+                db.fetchall(
+                    store,
+                    "SELECT id FROM ideas.roadmap_stages WHERE workspace_id = %s ORDER BY position",
+                    (self.ws,),
+                )
             )
-            self.stages = [r[0] for r in cur.fetchall()]
+        ]
         # Tag names are unique in a workspace (ignoring case): a tag the workspace already has
         # (an earlier seed, or one made through the API) is used, not made again.
-        with self.conn.cursor() as cur:
-            cur.execute(
-                "SELECT lower(name), id FROM ideas.tags WHERE workspace_id = %s", (self.ws,)
+        have = {
+            r["name"].lower(): r["id"]
+            for r in run(
+                db.fetchall(
+                    store, "SELECT name, id FROM ideas.tags WHERE workspace_id = %s", (self.ws,)
+                )
             )
-            have = dict(cur.fetchall())
+        }
         ids = {name: self.uid() for name, _ in d.TAGS}  # drawn for every tag: ids stay stable
         self.tags = [have.get(name.lower(), ids[name]) for name, _ in d.TAGS]
-        self.copy(
-            "ideas.tags",
-            "workspace_id, id, name, color",
-            [
-                _line((self.ws, ids[name], name, color))
-                for name, color in d.TAGS
-                if name.lower() not in have
-            ],
-        )
-        # Products, members and decision owners go through the ideas service's own storage
-        # functions (the routes' way in), on this transaction's connection.
-        store: Any = SyncCursor(self.conn)
+        for name, color in d.TAGS:
+            if name.lower() not in have:
+                run(tags.create(store, self.ws, name, color, tag_id=ids[name]))
+                self.counts["ideas.tags"] = self.counts.get("ideas.tags", 0) + 1
         ids = {name: self.uid() for name, _ in d.PRODUCTS}
         self.products = list(ids.values())
         made = run(  # by an earlier seed of the same seed value: the same ids

@@ -36,16 +36,22 @@ async def _one(cur: aiopg.Cursor, workspace_id: uuid.UUID, tag_id: uuid.UUID) ->
     return str(text)
 
 
-async def create(cur: aiopg.Cursor, workspace_id: uuid.UUID, name: str, color: str | None) -> str:
-    tag_id = await db.fetchval(
+async def create(
+    cur: aiopg.Cursor,
+    workspace_id: uuid.UUID,
+    name: str,
+    color: str | None,
+    tag_id: uuid.UUID | None = None,  # the seed's stable ids; the route draws a new one
+) -> str:
+    made = await db.fetchval(
         cur,
         "INSERT INTO ideas.tags (workspace_id, id, name, color) VALUES (%s, %s, %s, %s)"
         " ON CONFLICT DO NOTHING RETURNING id",
-        (workspace_id, uuid.uuid4(), name, color),
+        (workspace_id, tag_id or uuid.uuid4(), name, color),
     )
-    if tag_id is None:
+    if made is None:
         raise Conflict(NAME_TAKEN)
-    return await _one(cur, workspace_id, tag_id)
+    return await _one(cur, workspace_id, made)
 
 
 async def update(

@@ -131,6 +131,25 @@ async def test_seed_uses_the_tags_a_workspace_already_has(system: System, new_wo
     assert ux["ideaCount"] == listed.json["pagination"]["total"] > 0
 
 
+async def test_seed_keeps_the_stages_a_workspace_chose(system: System, new_workspace) -> None:
+    """The seed adds the default stages only to a workspace new to the ideas service, through
+    its own storage function: a stage the workspace deleted through the API does not come back,
+    and the positions stay 0, 1, 2, ... (the seed used to add Now, Next and Later again)."""
+    ws = await new_workspace()
+    stages = (await ws.api.get("/api/v1/roadmap/stages")).data
+    later = next(s for s in stages if s["slug"] == "later")
+    assert (await ws.api.delete(f"/api/v1/roadmap/stages/{later['id']}")).status == 200
+    soon = (await ws.api.post("/api/v1/roadmap/stages", json={"name": "Soon"})).data
+    await ctl(system, "seed", "--workspace", ws.id, "--ideas", "30", "--customers", "2")
+    after = (await ws.api.get("/api/v1/roadmap/stages")).data
+    assert [s["slug"] for s in after] == ["now", "next", "soon"]
+    assert [s["position"] for s in after] == [0, 1, 2] and after[2]["id"] == soon["id"]
+    staged = {
+        i["roadmapStageId"] for i in (await ws.api.get("/api/v1/ideas", params={"limit": 100})).data
+    }
+    assert staged <= {s["id"] for s in after} | {None}
+
+
 async def test_seed_writes_members_and_owners_as_the_api_does(
     system: System, new_workspace
 ) -> None:
