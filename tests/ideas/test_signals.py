@@ -291,9 +291,8 @@ async def test_sentiment_is_computed_from_the_text_only_when_none_is_given(ws: W
 
 async def test_not_found_and_isolation(ws: Workspace, new_workspace: Any, system: Any) -> None:
     """An unknown idea, another workspace's idea or signal, another idea's signal, a signal
-    deleted already: 404 `not_found`, and nothing changes on either side. `IDEA-<n>` names the
-    idea as its uuid does; a deleted idea takes signals as any idea. A key without
-    `ideas:write`: 403."""
+    deleted already: 404 `not_found`, and nothing changes on either side. A deleted idea takes
+    signals as any idea. A key without `ideas:write`: 403."""
     api = ws.api
     mine, other_idea = await new_idea(api, "Mine"), await new_idea(api, "Other")
     s = await record(api, mine["id"])
@@ -303,7 +302,6 @@ async def test_not_found_and_isolation(ws: Workspace, new_workspace: Any, system
     for path in (
         signals_path(str(uuid.uuid4())),
         signals_path(their_idea["id"]),
-        signals_path("IDEA-999999"),
         signals_path("not-an-id"),
     ):
         r = await api.post(path, json={"platform": "slack"})
@@ -325,10 +323,9 @@ async def test_not_found_and_isolation(ws: Workspace, new_workspace: Any, system
     assert (await figures(api, mine["id"]))["signalCount"] == 1
     assert (await figures(api, other_idea["id"]))["signalCount"] == 0
     assert (await figures(theirs.api, their_idea["id"]))["signalCount"] == 1
-    # by IDEA-<n>, lower case too
-    by_ref = await record(api, mine["ideaServiceId"].lower(), platform="intercom")
+    second = await record(api, mine["id"], platform="intercom")
     assert (await figures(api, mine["id"]))["uniqueSourceCount"] == 2
-    r = await api.delete(f"{signals_path(mine['ideaServiceId'])}/{by_ref['id']}")
+    r = await api.delete(f"{signals_path(mine['id'])}/{second['id']}")
     assert r.status == 200, r.body
     r = await api.delete(f"{signals_path(mine['id'])}/{s['id']}")
     assert r.status == 200
@@ -405,3 +402,91 @@ async def test_record_signal_tool_is_the_rest_create(ws: Workspace) -> None:
         err = await call_error(session, "record_signal", ideaId=str(uuid.uuid4()), platform="x")
         assert err["code"] == "not_found"
     assert (await figures(api, idea["id"]))["signalCount"] == 1
+
+
+async def new_customer(api: Api, **fields: Any) -> dict[str, Any]:
+    r = await api.post("/api/v1/customers", json={"name": f"c-{uuid.uuid4().hex[:6]}", **fields})
+    assert r.status == 200, r.body
+    return r.data  # type: ignore[no-any-return]
+
+
+async def known(api: Api, customers: list[dict[str, Any]]) -> None:
+    """Wait until the ideas service has seen each customer's e-mail (a probe signal matches)."""
+    probe = await new_idea(api, "Probe")
+    for c in customers:
+        deadline = time.monotonic() + 15
+        while (await record(api, probe["id"], userEmail=c["email"]))["autoLinkedCustomerId"] != c[
+            "id"
+        ]:
+            assert time.monotonic() < deadline, c
+            await asyncio.sleep(0.1)
+
+
+async def arr_within(api: Api, idea_id: str, arr: float) -> float:
+    """Seconds until the idea's totalCustomerARR is `arr` (polled; at most 10 s)."""
+    start = time.monotonic()
+    while (await api.get(f"/api/v1/ideas/{idea_id}")).data["totalCustomerARR"] != arr:
+        assert time.monotonic() - start < 10, "totalCustomerARR never followed"
+        await asyncio.sleep(0.05)
+    return time.monotonic() - start
+
+
+async def linked(api: Api, idea_id: str) -> list[str]:
+    r = await api.get(f"/api/v1/ideas/{idea_id}/customers", params={"limit": 100})
+    assert r.status == 200, r.body
+    return sorted(c["id"] for c in r.data)
+
+
+async def test_customer_match_by_email_then_by_domain(ws: Workspace, new_workspace: Any) -> None:
+    """A customer's e-mail (any case) matches; else a domain exactly one customer has, unless it
+    is a public mail domain. The match is `autoLinkedCustomerId`, the customer is linked to the
+    idea (a second match of a linked pair is no error) and `totalCustomerARR` follows within 1 s.
+    Another workspace's customers never match."""
+    api = ws.api
+    acme = await new_customer(api, email="Buyer@Acme.example", domain="acme.example", arr=1000)
+    globex = await new_customer(api, email="cto@globex.example", domain="Globex.example", arr=500)
+    c1 = await new_customer(api, email="c1@shared.example", domain="shared.example", arr=7)
+    c2 = await new_customer(api, email="c2@shared.example", domain="shared.example", arr=9)
+    gmail = await new_customer(api, email="boss@gmail.com", domain="gmail.com", arr=3)
+    theirs = await new_workspace()
+    their = await new_customer(
+        theirs.api, email="x@initech.example", domain="initech.example", arr=11
+    )
+    await known(theirs.api, [their])
+    await known(api, [acme, globex, c1, c2, gmail])
+
+    by_email = await new_idea(api, "Matched by e-mail")
+    s = await record(api, by_email["id"], userEmail="BUYER@acme.EXAMPLE")
+    assert s["autoLinkedCustomerId"] == acme["id"]
+    assert await arr_within(api, by_email["id"], 1000) <= 1.0
+    assert await linked(api, by_email["id"]) == [acme["id"]]
+    # the same customer again, by its domain this time: no error, one link, the same ARR
+    s = await record(api, by_email["id"], userEmail="someone.else@acme.example")
+    assert s["autoLinkedCustomerId"] == acme["id"]
+    by_domain = await new_idea(api, "Matched by domain")
+    s = await record(api, by_domain["id"], userEmail="dev@globex.example")
+    assert s["autoLinkedCustomerId"] == globex["id"]
+    assert await arr_within(api, by_domain["id"], 500) <= 1.0
+    assert await linked(api, by_domain["id"]) == [globex["id"]]
+
+    none = await new_idea(api, "Matched by nobody")
+    for email in (
+        "x@shared.example",  # two customers have the domain
+        "someone@gmail.com",  # public, though a customer has it as its domain
+        "a@initech.example",  # another workspace's customer
+        "not-an-email",
+        "",
+    ):
+        s = await record(api, none["id"], userEmail=email)
+        assert s["autoLinkedCustomerId"] is None, email
+    assert (await record(api, none["id"]))["autoLinkedCustomerId"] is None
+    # an exact e-mail wins over a shared domain
+    exact = await new_idea(api, "Exact e-mail")
+    s = await record(api, exact["id"], userEmail="C2@shared.example")
+    assert s["autoLinkedCustomerId"] == c2["id"]
+    assert await arr_within(api, exact["id"], 9) <= 1.0
+    await asyncio.sleep(0.5)  # nothing else arrives for the unmatched ones
+    assert await linked(api, none["id"]) == []
+    assert (await api.get(f"/api/v1/ideas/{none['id']}")).data["totalCustomerARR"] is None
+    assert await linked(api, by_email["id"]) == [acme["id"]]
+    assert (await api.get(f"/api/v1/ideas/{by_email['id']}")).data["totalCustomerARR"] == 1000
