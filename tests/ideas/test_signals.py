@@ -490,3 +490,18 @@ async def test_customer_match_by_email_then_by_domain(ws: Workspace, new_workspa
     assert (await api.get(f"/api/v1/ideas/{none['id']}")).data["totalCustomerARR"] is None
     assert await linked(api, by_email["id"]) == [acme["id"]]
     assert (await api.get(f"/api/v1/ideas/{by_email['id']}")).data["totalCustomerARR"] == 1000
+
+
+async def test_customer_match_follows_a_changed_email(ws: Workspace) -> None:
+    """A customer's new e-mail (PATCH, `customer.updated`) is the one that matches; the old one
+    no longer does."""
+    api = ws.api
+    c = await new_customer(api, email="old@hooli.example", arr=42)
+    await known(api, [c])
+    r = await api.patch(f"/api/v1/customers/{c['id']}", json={"email": "New@Pied.example"})
+    assert r.status == 200, r.body
+    await known(api, [{**c, "email": "new@pied.EXAMPLE"}])
+    idea = await new_idea(api, "After the change")
+    assert (await record(api, idea["id"], userEmail="old@hooli.example"))[
+        "autoLinkedCustomerId"
+    ] is None
