@@ -184,6 +184,16 @@ class Seeder:
                 "workspace_id, customer_id, arr, version",
                 [_line((self.ws, c, a, t)) for c, a, t in self.customer_arr],
             )
+        if self._has_table("ideas", "customer_contacts"):
+            # the customer match of new signals (docs/ideas.md, Signals)
+            with self.conn.cursor() as cur:
+                cur.execute(
+                    "INSERT INTO ideas.customer_contacts"
+                    " (workspace_id, customer_id, email_key, domain_key, version)"
+                    " SELECT workspace_id, id, lower(email), lower(domain), created_at"
+                    " FROM customers.customers WHERE workspace_id = %s ON CONFLICT DO NOTHING",
+                    (self.ws,),
+                )
 
     def _has_table(self, schema: str, table: str) -> bool:
         with self.conn.cursor() as cur:

@@ -15,7 +15,7 @@ from libs.common.web import (
     relay_context,
 )
 
-from . import merges, views
+from . import signal_links, views
 from libs.api.customers.routes import ROUTES
 from libs.api.topology import QUEUES
 from .settings import CustomersSettings
@@ -24,7 +24,9 @@ from .settings import CustomersSettings
 def create_customers_app(settings: CustomersSettings) -> web.Application:
     app = create_app(settings, "customers")
     app.cleanup_ctx.append(pg_context())
-    app.cleanup_ctx.append(broker_context(QUEUES, consumers=merges.CONSUMERS, schema="customers"))
+    app.cleanup_ctx.append(
+        broker_context(QUEUES, consumers=signal_links.CONSUMERS, schema="customers")
+    )
     app.cleanup_ctx.append(relay_context("customers"))
     app.cleanup_ctx.append(http_context)
     # The ids of handled merge events are kept RETENTION_DAYS (docs/events.md).

@@ -30,6 +30,13 @@ ON CONFLICT (workspace_id, customer_id) DO UPDATE SET arr = EXCLUDED.arr, versio
 WHERE a.version < EXCLUDED.version
 RETURNING 1"""
 
+UPSERT_CONTACTS = """
+INSERT INTO ideas.customer_contacts AS c (workspace_id, customer_id, email_key, domain_key, version)
+VALUES (%s, %s, lower(%s), lower(%s), %s::timestamptz)
+ON CONFLICT (workspace_id, customer_id) DO UPDATE SET email_key = EXCLUDED.email_key,
+  domain_key = EXCLUDED.domain_key, version = EXCLUDED.version
+WHERE c.version <= EXCLUDED.version"""
+
 LOCK_IDEAS = """
 SELECT id FROM ideas.ideas WHERE workspace_id = %s AND id = ANY(%s::uuid[]) ORDER BY id FOR UPDATE"""
 
@@ -73,9 +80,17 @@ async def refresh(cur: aiopg.Cursor, workspace_id: str, idea_ids: list[str]) -> 
 async def on_customer(cur: aiopg.Cursor, workspace_id: str, data: dict[str, Any]) -> None:
     customer = data["customer"]
     version = customer.get("updatedAt") or customer["createdAt"]
-    if not await apply_customer(
+    newer = await apply_customer(
         cur, workspace_id, customer["id"], money(customer.get("arr")), version
-    ):
+    )
+    # Its e-mail and domain for the customer match of new signals (docs/ideas.md, Signals),
+    # after customer_arr: the rebuild's lock order. Versioned apart from the ARR, which a
+    # link event may have brought first at the same version.
+    await cur.execute(
+        UPSERT_CONTACTS,
+        (workspace_id, customer["id"], customer.get("email"), customer.get("domain"), version),
+    )
+    if not newer:
         return  # an older or repeated state: nothing changes
     await cur.execute(
         "SELECT idea_id::text FROM ideas.customer_links"
@@ -178,6 +193,12 @@ REBUILD = [
         AND (i.total_customer_arr IS NOT NULL OR i.customer_count <> 0)
         AND NOT EXISTS (SELECT 1 FROM ideas.customer_links l
                          WHERE l.workspace_id = i.workspace_id AND l.idea_id = i.id)""",
+    "LOCK TABLE ideas.customer_contacts IN SHARE ROW EXCLUSIVE MODE",
+    "DELETE FROM ideas.customer_contacts WHERE %(ws)s::uuid IS NULL OR workspace_id = %(ws)s",
+    """INSERT INTO ideas.customer_contacts
+         (workspace_id, customer_id, email_key, domain_key, version)
+       SELECT workspace_id, id, lower(email), lower(domain), coalesce(updated_at, created_at)
+         FROM customers.customers WHERE %(ws)s::uuid IS NULL OR workspace_id = %(ws)s""",
 ]
 
 

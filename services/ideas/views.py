@@ -315,3 +315,8 @@ async def automation_create_idea(request: web.Request) -> web.Response:
 from .stage_views import create_stage, delete_stage, update_stage  # noqa: E402
 
 __all__ += ["create_stage", "delete_stage", "update_stage"]
+
+# The signal writes (signal_views.py), mounted from here too.
+from .signal_views import create_signal, delete_signal  # noqa: E402
+
+__all__ += ["create_signal", "delete_signal"]

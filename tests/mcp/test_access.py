@@ -26,6 +26,7 @@ ALL_TOOLS = {
     "vote_idea",
     "find_similar_ideas",
     "merge_ideas",
+    "record_signal",
     "list_customers",
     "link_customer",
     "analytics_summary",
@@ -51,7 +52,7 @@ async def _names(system: System, key: str) -> set[str]:
         (
             "ideas:write,ideas:vote",
             "pro",
-            {"create_idea", "update_idea", "vote_idea", "merge_ideas"},
+            {"create_idea", "update_idea", "vote_idea", "merge_ideas", "record_signal"},
         ),
         ("customers:read,customers:write", "pro", {"list_customers", "link_customer"}),
         ("analytics:read,roadmap:read", "growth", {"analytics_summary", "list_roadmap_stages"}),

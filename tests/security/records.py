@@ -27,6 +27,7 @@ class Records:
     tags: list[str] = field(default_factory=list)
     products: list[str] = field(default_factory=list)
     members: list[str] = field(default_factory=list)
+    signals: list[str] = field(default_factory=list)  # of ideas[0]
 
     @property
     def second_ideas(self) -> list[str]:
@@ -68,6 +69,9 @@ async def seed_records(
         await api.post(f"/api/v1/ideas/{idea}/customers", json={"customerId": customer})
     ).status == 200
     rec.ideas = [i["id"] for i in (await api.get("/api/v1/ideas", params={"limit": 100})).data]
+    r = await api.post(f"/api/v1/ideas/{rec.ideas[0]}/signals", json={"platform": "slack"})
+    assert r.status == 200, r.body
+    rec.signals = [r.data["id"]]
     rec.customers = [
         c["id"] for c in (await api.get("/api/v1/customers", params={"limit": 100})).data
     ]

@@ -43,6 +43,7 @@ PATH_KINDS = {
     ("stages", "id"): "stages",
     ("products", "id"): "products",
     ("members", "id"): "members",
+    ("signals", "signalId"): "signals",
     ("webhooks", "id"): "webhooks",
     ("subscribe", "id"): "hooks",
     ("deliveries", "deliveryId"): "deliveries",
@@ -67,6 +68,7 @@ BODIES: dict[str, Any] = {
         "decisionOwnerId": "{members}",
     },
     "vote_idea": {"value": 1},
+    "create_signal": {"platform": "matrix", "content": "Matrix signal", "userEmail": "a@b.example"},
     # the primary is another idea than the path's: the same one would be a 400 before any 404
     "merge_idea": {"intoId": "{second_ideas}"},
     "similar_ideas": {"title": "Matrix similar idea"},
@@ -317,6 +319,7 @@ async def test_route_never_shows_another_workspace(matrix: Matrix, route: Route)
             "tags",
             "products",
             "members",
+            "signals",
         )
         for i in getattr(other, kind)
         if i in text

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
@@ -173,6 +173,52 @@ class VoteRequest(Body):
 class UnvoteQuery(Query):
     voter: str | None = Field(default=None, min_length=1, max_length=255)
     """Whose vote to remove; `key:<keyId>` when absent, as for a vote"""
+
+
+Sentiment = Literal["positive", "neutral", "negative"]
+
+
+class CreateSignalRequest(Body):
+    """A mention of the idea detected on another platform."""
+
+    model_config = example(
+        {
+            "platform": "zendesk",
+            "content": "Any plans for a dark theme? Our support team works night shifts.",
+            "userId": "48213",
+            "userName": "Priya Shah",
+            "userEmail": "priya@globex.example",
+            "similarity": 0.91,
+            "detectedAt": "2025-03-12T16:02:11Z",
+        }
+    )
+
+    platform: str = Field(min_length=1, max_length=50)
+    """Where it was detected, e.g. `slack` or `zendesk` (1 to 50 characters)"""
+    content: str | None = Field(default=None, max_length=10000)
+    """What was said (at most 10,000 characters)"""
+    userId: str | None = Field(default=None, max_length=255)
+    """Id of the person on that platform"""
+    userName: str | None = Field(default=None, max_length=255)
+    """Name of the person"""
+    userEmail: str | None = Field(default=None, max_length=255)
+    """E-mail of the person; a customer's e-mail or company domain links that customer"""
+    sentiment: Sentiment | None = None
+    """`positive`, `neutral` or `negative`; computed from `content` with `sentimentScore` when
+    both are absent"""
+    sentimentScore: Number | None = Field(default=None, ge=-1, le=1, allow_inf_nan=False)
+    """Sentiment from -1.0 to 1.0"""
+    similarity: Number = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
+    """Similarity of the mention to the idea, 0 to 1 (default 1.0)"""
+    detectedAt: BodyDateTime | None = None
+    """When the mention happened (not in the future); now when absent"""
+
+    @field_validator("detectedAt")
+    @classmethod
+    def _not_future(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value > datetime.now(timezone.utc) + timedelta(seconds=1):
+            raise ValueError("must not be in the future")
+        return value
 
 
 class CreateTagRequest(Body):

@@ -125,6 +125,39 @@ UPDATE_IDEA = Tool(
         "a change of status to shipped, rejected, duplicate or archived.",
     },
 )
+RECORD_SIGNAL = Tool(
+    "record_signal",
+    "Record a mention of an idea detected on another platform (a Slack thread, a support "
+    "ticket, a call): the idea's signal count, sources, last signal time and average sentiment "
+    "follow. Without `sentiment` and `sentimentScore`, both are computed from `content`. A "
+    "`userEmail` of a customer (or of a customer's company domain) links that customer to the "
+    "idea. Fires `idea.signal_detected` webhooks.",
+    path_input="ideaId",
+    idea_inputs=("ideaId",),
+    inputs=(
+        "platform",
+        "content",
+        "userId",
+        "userName",
+        "userEmail",
+        "sentiment",
+        "sentimentScore",
+        "similarity",
+        "detectedAt",
+    ),
+    descriptions={
+        "ideaId": IDEA_REF,
+        "platform": "Where it was detected, e.g. `slack` or `zendesk` (1 to 50 characters).",
+        "content": "What was said (at most 10,000 characters).",
+        "userId": "Id of the person on that platform.",
+        "userName": "Name of the person.",
+        "userEmail": "E-mail of the person.",
+        "sentiment": "`positive`, `neutral` or `negative`.",
+        "sentimentScore": "Sentiment from -1 to 1.",
+        "similarity": "Similarity of the mention to the idea, 0 to 1 (default 1).",
+        "detectedAt": "When the mention happened (RFC 3339, not in the future); now when absent.",
+    },
+)
 VOTE_IDEA = Tool(
     "vote_idea",
     "Vote for (1) or against (-1) an idea. One vote per voter per idea: a second vote replaces "
@@ -330,6 +363,40 @@ ROUTES = [
         responses={200: m.SignalPage},
         tags=("Ideas",),
         description="Mentions of the idea detected on other platforms, newest first.",
+    ),
+    Route(
+        "POST",
+        f"{I}/{{id}}/signals",
+        S,
+        "create_signal",
+        "ideas:write",
+        "Record a signal on an idea",
+        body=b.CreateSignalRequest,
+        responses={200: m.SignalResponse},
+        tags=("Ideas",),
+        tool=RECORD_SIGNAL,
+        description="In one transaction with the signal, the idea's `signalCount` rises by one, "
+        "`lastSignalAt` becomes the latest `detectedAt`, `uniqueSourceCount` the number of "
+        "distinct platforms and `averageSentiment` the mean `sentimentScore` of its signals "
+        "(nulls skipped). With `content` and neither `sentiment` nor `sentimentScore`, both are "
+        "computed from the text; when only one is given, the other stays null. A `detectedAt` "
+        "in the future is 400. A `userEmail` that is a customer's e-mail (ignoring case), or "
+        "else whose domain is exactly one customer's `domain` and not a public mail domain, "
+        "sets `autoLinkedCustomerId` and links that customer to the idea (`totalCustomerARR` "
+        "follows within a second). Emits `idea.signal_detected`.",
+    ),
+    Route(
+        "DELETE",
+        f"{I}/{{id}}/signals/{{signalId}}",
+        S,
+        "delete_signal",
+        "ideas:write",
+        "Delete a signal of an idea",
+        responses={200: m.SignalDeletedResponse},
+        tags=("Ideas",),
+        description="The idea's `signalCount`, `lastSignalAt`, `uniqueSourceCount` and "
+        "`averageSentiment` take the signal's part back in the same transaction. A signal "
+        "that is not the idea's: 404 `not_found`.",
     ),
     Route(
         "GET",
