@@ -41,6 +41,10 @@ def write_config(where: Path, rec: Records) -> Path:
         "tags",
         "products",
         "members",
+        "evidence",
+        "tickets",
+        "meetings",
+        "participants",
     ):
         (where / f"{name}.dict").write_text("".join(f'"{v}"\n' for v in getattr(rec, name)))
     return where / "schemathesis.toml"
