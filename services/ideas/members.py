@@ -145,12 +145,18 @@ async def update(
             ),
         )
         ideas = [r[0] for r in await cur.fetchall()]
+        # The member's participations in ideas' decisions carry their name and e-mail too.
+        await cur.execute(
+            "UPDATE ideas.participants SET name = %s, email = %s"
+            " WHERE workspace_id = %s AND member_id = %s",
+            (row["name"], row["email"], workspace_id, member_id),
+        )
     return await _one(cur, workspace_id, member_id), ideas
 
 
 async def delete(cur: aiopg.Cursor, workspace_id: uuid.UUID, member_id: uuid.UUID) -> None:
     """Remove the member (409 for the last owner); the ideas they owned keep the name and
-    e-mail and lose the id."""
+    e-mail and lose the id; their participations in ideas' decisions are deleted."""
     await _lock_owned_ideas(cur, workspace_id, member_id)
     await _keep_an_owner(cur, workspace_id, member_id)
     found = await db.fetchval(
@@ -163,6 +169,11 @@ async def delete(cur: aiopg.Cursor, workspace_id: uuid.UUID, member_id: uuid.UUI
     await cur.execute(
         "UPDATE ideas.ideas SET decision_owner_id = NULL"
         " WHERE workspace_id = %s AND decision_owner_id = %s",
+        (workspace_id, member_id),
+    )
+    # Their places in ideas' decisions go with them (an owner's with the idea's owner id).
+    await cur.execute(
+        "DELETE FROM ideas.participants WHERE workspace_id = %s AND member_id = %s",
         (workspace_id, member_id),
     )
 

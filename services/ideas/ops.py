@@ -8,13 +8,14 @@ import uuid
 from typing import Any
 
 import aiopg
+import orjson
 
 from libs.common import db
 from libs.common.caller import Caller
 from libs.common.errors import NotFound, ValidationFailed
 from libs.common.messaging import add_event
 
-from . import members, products, store, tags
+from . import evidence, members, products, store, tags
 from libs.api.ideas.requests import UpdateIdeaRequest
 from libs.api.webhooks.events import AUTHOR_HEADER
 from .render import IDEA_JSON, fragment
@@ -56,6 +57,9 @@ async def create(cur: aiopg.Cursor, who: Caller, items: list[store.NewIdea]) -> 
             item.owner = owners[item.decision_owner_id]
     ideas = await store.create_ideas(cur, who.workspace_id, initial_status(who), items)
     for item, idea in zip(items, ideas):
+        if item.decision_owner_id is not None:  # the decision owner is the owner participant
+            idea_id = uuid.UUID(orjson.loads(idea)["id"])
+            await evidence.make_owner(cur, who.workspace_id, idea_id, item.decision_owner_id)
         # The author rides beside the body, for the automation payload (docs/webhooks.md).
         author = {AUTHOR_HEADER: item.author_name} if item.author_name is not None else None
         await emit(cur, who, "idea.created", idea, author)
@@ -119,6 +123,7 @@ async def update(
         sets["product_id"] = given["productId"]
     if "decisionOwnerId" in given:
         sets.update(await members.owner_columns(cur, who.workspace_id, given["decisionOwnerId"]))
+        await evidence.sync_owner(cur, who.workspace_id, idea_id, given["decisionOwnerId"])
     if body.tagIds is not None:  # before the write: its IdeaDetail shows the new set
         await tags.check(cur, who.workspace_id, body.tagIds)
         await tags.replace(cur, who.workspace_id, idea_id, body.tagIds)

@@ -28,6 +28,17 @@ from libs.api.ideas.requests import (
 )
 from .embedding import idea_text
 from .field_views import create_tag, delete_tag, unvote_idea, update_tag
+from .evidence_views import (
+    create_evidence,
+    create_meeting,
+    create_participant,
+    create_support_ticket,
+    delete_evidence,
+    delete_meeting,
+    delete_participant,
+    delete_support_ticket,
+    update_participant,
+)
 from .member_product_views import (
     create_member,
     create_product,
@@ -51,6 +62,15 @@ __all__ = [  # mounted from here
     "delete_product",
     "update_member",
     "update_product",
+    "create_evidence",
+    "create_meeting",
+    "create_participant",
+    "create_support_ticket",
+    "delete_evidence",
+    "delete_meeting",
+    "delete_participant",
+    "delete_support_ticket",
+    "update_participant",
 ]
 
 

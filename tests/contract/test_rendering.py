@@ -202,6 +202,40 @@ async def scenario(api: Api, system: System, ws_id: str, hook_url: str) -> dict[
     await api.delete(f"/api/v1/automation/webhooks/subscribe/{hook['id']}")
     page = (await api.get(I, params={"limit": 5})).json
     await api.get(I, params={"limit": 5, "cursor": page["pagination"]["nextCursor"]})
+    pat, sam = [
+        (await api.post("/api/v1/members", json={"name": n, "email": f"{n}@render.example"})).data
+        for n in ("Pat", "Sam")
+    ]
+    for sub_path, kept, spare in (
+        (
+            "evidence",
+            {"type": "link", "title": "Thread", "url": "https://forum.example/t/1"},
+            {"type": "quote", "title": "Spare"},
+        ),
+        (
+            "support-tickets",
+            {"platform": "zendesk", "externalId": "48213", "subject": "Dark?", "status": "open"},
+            {"platform": "zendesk", "externalId": "spare", "subject": "Spare"},
+        ),
+        (
+            "meetings",
+            {
+                "title": "Review",
+                "meetingDate": "2031-01-02T03:04:05.5+01:00",
+                "participants": ["A"],
+            },
+            {"title": "Spare", "meetingDate": "2031-01-02T03:04:05Z"},
+        ),
+        (
+            "participants",
+            {"memberId": pat["id"], "role": "approver"},
+            {"memberId": sam["id"], "role": "reviewer"},
+        ),
+    ):
+        one = (await api.post(f"{path}/{sub_path}", json=kept)).data
+        other = (await api.post(f"{path}/{sub_path}", json=spare)).data
+        await api.delete(f"{path}/{sub_path}/{other['id']}")
+    await api.patch(f"{path}/participants/{one['id']}", json={"decision": "approved"})
     seeded = [i["id"] for i in (await api.get(I, params={"limit": 100})).data]
     for sub_path in (
         "",

@@ -28,6 +28,11 @@ class Records:
     products: list[str] = field(default_factory=list)
     members: list[str] = field(default_factory=list)
     signals: list[str] = field(default_factory=list)  # of ideas[0]
+    # of ideas[0], written through the API
+    evidence: list[str] = field(default_factory=list)
+    tickets: list[str] = field(default_factory=list)
+    meetings: list[str] = field(default_factory=list)
+    participants: list[str] = field(default_factory=list)
 
     @property
     def second_ideas(self) -> list[str]:
@@ -79,6 +84,16 @@ async def seed_records(
     rec.tags = [t["id"] for t in (await api.get("/api/v1/tags")).data]
     rec.products = [p["id"] for p in (await api.get("/api/v1/products")).data]
     rec.members = [m["id"] for m in (await api.get("/api/v1/members")).data]
+    first = f"/api/v1/ideas/{rec.ideas[0]}"
+    for kind, path, body in (
+        ("evidence", "evidence", {"type": "quote", "title": "Recorded evidence"}),
+        ("tickets", "support-tickets", {"platform": "zendesk", "externalId": "1", "subject": "S"}),
+        ("meetings", "meetings", {"title": "Review", "meetingDate": "2025-01-01T00:00:00Z"}),
+        ("participants", "participants", {"memberId": rec.members[0], "role": "reviewer"}),
+    ):
+        r = await api.post(f"{first}/{path}", json=body)
+        assert r.status == 200, r.body
+        getattr(rec, kind).append(r.data["id"])
     # The idea and customer created above are delivered to webhooks[0] an hour from now: the
     # delivery rows exist at once (within a second or two of the event).
     deadline = time.monotonic() + 10
@@ -88,4 +103,5 @@ async def seed_records(
         await asyncio.sleep(0.2)
     assert rec.ideas and rec.customers and rec.stages and rec.deliveries and rec.tags
     assert rec.products and rec.members
+    assert rec.evidence and rec.tickets and rec.meetings and rec.participants
     return rec

@@ -42,6 +42,10 @@ def write_config(where: Path, rec: Records) -> Path:
         "products",
         "members",
         "signals",
+        "evidence",
+        "tickets",
+        "meetings",
+        "participants",
     ):
         (where / f"{name}.dict").write_text("".join(f'"{v}"\n' for v in getattr(rec, name)))
     return where / "schemathesis.toml"

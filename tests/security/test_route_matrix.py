@@ -47,6 +47,10 @@ PATH_KINDS = {
     ("webhooks", "id"): "webhooks",
     ("subscribe", "id"): "hooks",
     ("deliveries", "deliveryId"): "deliveries",
+    ("evidence", "evidenceId"): "evidence",
+    ("support-tickets", "ticketId"): "tickets",
+    ("meetings", "meetingId"): "meetings",
+    ("participants", "participantId"): "participants",
 }
 
 # A valid body per operation taking one, so that only the key, the scope, the plan or the
@@ -86,6 +90,11 @@ BODIES: dict[str, Any] = {
     "update_product": {"name": "Renamed by the matrix"},
     "create_member": {"name": "Matrix member", "email": "matrix@example.com"},
     "update_member": {"name": "Renamed by the matrix"},
+    "create_evidence": {"type": "quote", "title": "Matrix evidence"},
+    "create_support_ticket": {"platform": "zendesk", "externalId": "matrix", "subject": "Matrix"},
+    "create_meeting": {"title": "Matrix meeting", "meetingDate": "2025-01-01T00:00:00Z"},
+    "create_participant": {"memberId": "{members}", "role": "reviewer"},
+    "update_participant": {"decision": "approved"},
     "create_webhook": {"targetUrl": "https://hooks.example.com/matrix", "events": ["idea.created"]},
     "automation_subscribe": {"hookUrl": "https://hooks.example.com/matrix"},
     "update_webhook": {"name": "Renamed by the matrix"},

@@ -6,6 +6,7 @@ from . import requests as b
 from . import envelopes as m
 from . import schemas as models
 from . import stages as st
+from . import evidence as ev
 
 S = "ideas"
 # The similar-ideas routes are served by the ideas service's search process, `ims-ideas-similar`,
@@ -454,6 +455,7 @@ ROUTES = [
         tags=("Ideas",),
         description="Help desk tickets linked to the idea.",
     ),
+    *ev.ROUTES,
     Route(
         "POST",
         f"{I}/{{id}}/merge",
