@@ -16,6 +16,15 @@ from pydantic import BaseModel
 
 API = "/api/v1"
 UUID_RE = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+# An idea's `IDEA-<n>` in a path (any case): every path whose `{id}` names an idea takes it.
+IDEA_REF_RE = "[iI][dD][eE][aA]-[0-9]{1,19}"
+IDEA_REF_PATTERN = "^[iI][dD][eE][aA]-[0-9]{1,19}$"
+
+
+def is_idea_path(path: str) -> bool:
+    """A path whose `{id}` names an idea: `/ideas/{id}` and every route under it."""
+    return path == f"{API}/ideas/{{id}}" or path.startswith(f"{API}/ideas/{{id}}/")
+
 
 SCOPES = (
     "ideas:read",
@@ -97,6 +106,22 @@ class Route:
         """The path with its parameters (`{id}`, `{deliveryId}`) restricted to UUIDs (others
         are not found)."""
         return re.sub(r"\{(\w+)\}", lambda m: "{" + m.group(1) + ":" + UUID_RE + "}", self.path)
+
+    @property
+    def aiohttp_idea_ref_path(self) -> str | None:
+        """For a path whose `{id}` names an idea, the same path with `{id}` an `IDEA-<n>`
+        (its other parameters UUIDs); None for other paths."""
+        if not is_idea_path(self.path):
+            return None
+        return re.sub(
+            r"\{(\w+)\}",
+            lambda m: (
+                "{id:" + IDEA_REF_RE + "}"
+                if m.group(1) == "id"
+                else "{" + m.group(1) + ":" + UUID_RE + "}"
+            ),
+            self.path,
+        )
 
     @property
     def path_params(self) -> list[str]:

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import aiohttp
+import orjson
 import structlog
 from aiohttp import web
 
@@ -67,6 +68,8 @@ PRIORITIES = web.AppKey("priorities", Priorities)
 SHARES = web.AppKey("fair_shares", FairShares)
 KEY = web.RequestKey("key", KeyInfo)
 VERDICT = web.RequestKey("verdict", ratelimit.Verdict)
+# The path the service gets when it is not the client's: an idea named by its `IDEA-<n>`.
+UPSTREAM_PATH = web.RequestKey("upstream_path", str)
 OPENAPI_PATH = f"{API}/openapi.json"
 log = structlog.get_logger("gateway")
 
@@ -200,6 +203,9 @@ def route_handler(route: Route) -> Handler:
             raise InsufficientScope(f"This call needs the {route.scope} scope")
         if route.plan_gated and info.plan in GATED_PLANS:
             raise PlanRequired(f"Not available on the {info.plan} plan")
+        ref = request.match_info.get("id", "")
+        if ref[:5].upper() == "IDEA-":
+            request[UPSTREAM_PATH] = await _idea_path(request, ref)
         if route.export:  # an export streams for minutes: no turn waits for it
             return await _export(request, route)
         if route.service == "gateway":
@@ -261,11 +267,12 @@ async def _forward(request: web.Request, route: Route, body: bytes | None) -> we
     extra = {**request[VERDICT].headers(), H_REQUEST_ID: request[REQUEST_ID]}
     target = app[UPSTREAMS].next(route.service)
     write_timeout = app[SETTINGS].export_write_timeout_s
+    path = request.get(UPSTREAM_PATH)
 
     async def send(keep: int) -> Relayed:
         if target.lean and not route.export:  # exports stream through aiohttp, whatever size
             return await relay_lean(
-                app[POOL], request, target, headers, body, extra, keep, write_timeout
+                app[POOL], request, target, headers, body, extra, keep, write_timeout, path
             )
         # an export streams once past 1 KiB (gzip as it goes); other answers up to the limit
         # are relayed whole
@@ -280,6 +287,7 @@ async def _forward(request: web.Request, route: Route, body: bytes | None) -> we
             keep,
             write_timeout,
             limit,
+            path,
         )
 
     async def relay(keep: int = 0) -> Relayed:
@@ -314,6 +322,30 @@ async def _forward(request: web.Request, route: Route, body: bytes | None) -> we
                 route.secret_fields,
             )
     return (await relay()).response
+
+
+async def _idea_path(request: web.Request, ref: str) -> str:
+    """The client's path with the idea's `IDEA-<n>` replaced by its uuid, which the ideas
+    service finds in the caller's workspace (`/internal/ideas/number/<n>`); 404 when no idea of
+    the workspace has that number. Services take uuids only: the path's one translation is
+    here, and the answer is exactly the uuid's (docs/api.md#ideas-by-their-human-id)."""
+    app = request.app
+    target = app[UPSTREAMS].next("ideas")
+    headers = {**request[KEY].internal_headers, H_REQUEST_ID: request[REQUEST_ID]}
+    try:
+        async with app[PROXY_SESSION].get(
+            f"{target.base}/internal/ideas/number/{ref[5:]}", headers=headers
+        ) as r:
+            answer = await r.read() if r.status == 200 else b""
+            status = r.status
+    except (aiohttp.ClientError, TimeoutError) as err:
+        raise ServiceUnavailable("The ideas service is unavailable; retry shortly") from err
+    if status == 404:
+        raise NotFound("Idea not found")
+    if status != 200:
+        raise ServiceUnavailable(f"The ideas service answered {status}; retry shortly")
+    idea_id = orjson.loads(answer)["data"]["id"]
+    return request.raw_path.replace(f"/ideas/{ref}", f"/ideas/{idea_id}", 1)
 
 
 def _refusal(refused: Refused, service: str) -> ApiError:
@@ -386,7 +418,11 @@ def create_gateway(settings: GatewaySettings) -> web.Application:
     setup_docs(app, OPENAPI_PATH)
     for route in ROUTE_TABLE:
         handler = route_handler(route)
-        app.router.add_route(route.method, route.aiohttp_path, handler)
-        if route.method == "GET":  # every GET also answers HEAD (docs/api.md)
-            app.router.add_route("HEAD", route.aiohttp_path, handler)
+        paths = [route.aiohttp_path]
+        if route.aiohttp_idea_ref_path is not None:  # the idea by its IDEA-<n> too
+            paths.append(route.aiohttp_idea_ref_path)
+        for path in paths:
+            app.router.add_route(route.method, path, handler)
+            if route.method == "GET":  # every GET also answers HEAD (docs/api.md)
+                app.router.add_route("HEAD", path, handler)
     return app

@@ -16,7 +16,7 @@ from aiohttp import web
 from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 
-from libs.api.route import API, Route
+from libs.api.route import API, IDEA_REF_PATTERN, Route, is_idea_path
 from libs.api.table import ROUTE_TABLE
 from libs.api.tags import TAGS
 from libs.common.render import dumps
@@ -93,6 +93,23 @@ def _path_parameters(route: Route) -> list[dict[str, Any]]:
         noun = PATH_NOUNS.get(before, before.rstrip("s"))
         if name != "id":
             noun = PATH_NOUNS.get(name.removesuffix("Id") + "s", name.removesuffix("Id"))
+        if name == "id" and is_idea_path(route.path):
+            params.append(
+                {
+                    "name": name,
+                    "in": "path",
+                    "required": True,
+                    "description": "The idea's id: its UUID, or its `IDEA-<n>` (`ideaServiceId`, "
+                    "any case), which answers exactly as the UUID; anything else is not found",
+                    "schema": {
+                        "anyOf": [
+                            {"type": "string", "format": "uuid"},
+                            {"type": "string", "pattern": IDEA_REF_PATTERN},
+                        ]
+                    },
+                }
+            )
+            continue
         params.append(
             {
                 "name": name,

@@ -194,14 +194,16 @@ async def relay_lean(
     extra: dict[str, str],
     keep: int = 0,
     write_timeout_s: float = 20.0,
+    path: str | None = None,
 ) -> Relayed:
-    """Send the request with the lean client; relay the answer whole or as a stream."""
+    """Send the request with the lean client; relay the answer whole or as a stream. `path`:
+    the service's path when it is not the client's (an idea named by its `IDEA-<n>`)."""
     try:
         answer = await pool.request(
             target.host,
             target.port,
             _upstream_method(request),
-            request.raw_path,
+            path or request.raw_path,
             headers,
             body,
             BUFFER_LIMIT,
@@ -237,12 +239,14 @@ async def relay_aiohttp(
     keep: int = 0,
     write_timeout_s: float = 20.0,
     buffer_limit: int = BUFFER_LIMIT,
+    path: str | None = None,
 ) -> Relayed:
-    """Send the request with aiohttp; relay the answer whole or as a stream."""
+    """Send the request with aiohttp; relay the answer whole or as a stream (`path`: as for
+    `relay_lean`)."""
     try:
         up = await session.request(
             _upstream_method(request),
-            base + request.raw_path,
+            base + (path or request.raw_path),
             headers=CIMultiDict(headers),
             data=body,
             allow_redirects=False,
