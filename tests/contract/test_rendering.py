@@ -208,6 +208,16 @@ async def scenario(api: Api, system: System, ws_id: str, hook_url: str) -> dict[
     ]
     for sub_path, kept, spare in (
         (
+            "signals",
+            {
+                "platform": "slack",
+                "content": "Dark mode would save my eyes",
+                "userEmail": "dana@render.example",
+                "detectedAt": "2026-01-02T03:04:05.5+01:00",
+            },
+            {"platform": "zendesk", "content": "Spare", "sentiment": "neutral"},
+        ),
+        (
             "evidence",
             {"type": "link", "title": "Thread", "url": "https://forum.example/t/1"},
             {"type": "quote", "title": "Spare"},
