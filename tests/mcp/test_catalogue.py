@@ -10,8 +10,8 @@ from services.mcp.catalogue import build, idea_ref
 from libs.api.table import TOOL_ROUTES
 
 
-def test_eleven_tools_are_served() -> None:
-    """The route table declares the eleven tools, each once."""
+def test_twelve_tools_are_served() -> None:
+    """The route table declares the twelve tools, each once."""
     assert [r.tool.name for r in TOOL_ROUTES if r.tool] == list(build(TOOL_ROUTES))
     assert set(build(TOOL_ROUTES)) == {
         "search_ideas",
@@ -25,6 +25,7 @@ def test_eleven_tools_are_served() -> None:
         "link_customer",
         "analytics_summary",
         "list_roadmap_stages",
+        "record_signal",
     }
 
 
