@@ -31,11 +31,6 @@ ALREADY = "The member already takes part in this idea's decision"
 DECIDED = ("approved", "rejected")
 
 
-async def lock(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID) -> None:
-    """Lock the idea's row until the transaction ends; 404 unless it is the workspace's."""
-    await store.lock_ideas(cur, workspace_id, [idea_id])
-
-
 async def _one(
     cur: aiopg.Cursor, name: str, workspace_id: uuid.UUID, row_id: uuid.UUID, what: str
 ) -> str:

@@ -43,7 +43,7 @@ async def create_evidence(request: web.Request) -> web.Response:
     who, idea_id = caller(request), path_uuid(request)
     body = await parse_body(request, CreateEvidenceRequest)
     async with db.transaction(request.app[PG_POOL]) as cur:
-        await evidence.lock(cur, who.workspace_id, idea_id)
+        await store.lock_ideas(cur, who.workspace_id, [idea_id])
         item, sets = await evidence.add_evidence(
             cur, who.workspace_id, idea_id, body.type, body.title, body.url, body.content
         )
@@ -55,7 +55,7 @@ async def delete_evidence(request: web.Request) -> web.Response:
     who, idea_id = caller(request), path_uuid(request)
     row_id = path_uuid(request, "evidenceId")
     async with db.transaction(request.app[PG_POOL]) as cur:
-        await evidence.lock(cur, who.workspace_id, idea_id)
+        await store.lock_ideas(cur, who.workspace_id, [idea_id])
         sets = await evidence.delete_evidence(cur, who.workspace_id, idea_id, row_id)
         await _updated(cur, who, idea_id, sets)
     return _deleted(row_id)
@@ -66,7 +66,7 @@ async def create_support_ticket(request: web.Request) -> web.Response:
     body = await parse_body(request, CreateSupportTicketRequest)
     fields = body.model_dump(include=body.model_fields_set - {"platform", "externalId"})
     async with db.transaction(request.app[PG_POOL]) as cur:
-        await evidence.lock(cur, who.workspace_id, idea_id)
+        await store.lock_ideas(cur, who.workspace_id, [idea_id])
         item = await evidence.upsert_ticket(
             cur, who.workspace_id, idea_id, body.platform, body.externalId, fields
         )
@@ -78,7 +78,7 @@ async def delete_support_ticket(request: web.Request) -> web.Response:
     who, idea_id = caller(request), path_uuid(request)
     row_id = path_uuid(request, "ticketId")
     async with db.transaction(request.app[PG_POOL]) as cur:
-        await evidence.lock(cur, who.workspace_id, idea_id)
+        await store.lock_ideas(cur, who.workspace_id, [idea_id])
         await evidence.delete_ticket(cur, who.workspace_id, idea_id, row_id)
         await _updated(cur, who, idea_id, {})
     return _deleted(row_id)
@@ -88,7 +88,7 @@ async def create_meeting(request: web.Request) -> web.Response:
     who, idea_id = caller(request), path_uuid(request)
     body = await parse_body(request, CreateMeetingRequest)
     async with db.transaction(request.app[PG_POOL]) as cur:
-        await evidence.lock(cur, who.workspace_id, idea_id)
+        await store.lock_ideas(cur, who.workspace_id, [idea_id])
         item = await evidence.add_meeting(
             cur,
             who.workspace_id,
@@ -108,7 +108,7 @@ async def delete_meeting(request: web.Request) -> web.Response:
     who, idea_id = caller(request), path_uuid(request)
     row_id = path_uuid(request, "meetingId")
     async with db.transaction(request.app[PG_POOL]) as cur:
-        await evidence.lock(cur, who.workspace_id, idea_id)
+        await store.lock_ideas(cur, who.workspace_id, [idea_id])
         await evidence.delete_meeting(cur, who.workspace_id, idea_id, row_id)
         await _updated(cur, who, idea_id, {})
     return _deleted(row_id)
@@ -118,7 +118,7 @@ async def create_participant(request: web.Request) -> web.Response:
     who, idea_id = caller(request), path_uuid(request)
     body = await parse_body(request, CreateParticipantRequest)
     async with db.transaction(request.app[PG_POOL]) as cur:
-        await evidence.lock(cur, who.workspace_id, idea_id)
+        await store.lock_ideas(cur, who.workspace_id, [idea_id])
         item, sets = await evidence.add_participant(
             cur, who.workspace_id, idea_id, body.memberId, body.role
         )
@@ -132,7 +132,7 @@ async def update_participant(request: web.Request) -> web.Response:
     body = await parse_body(request, UpdateParticipantRequest)
     fields = body.model_dump(include=body.model_fields_set)
     async with db.transaction(request.app[PG_POOL]) as cur:
-        await evidence.lock(cur, who.workspace_id, idea_id)
+        await store.lock_ideas(cur, who.workspace_id, [idea_id])
         item, sets = await evidence.update_participant(
             cur, who.workspace_id, idea_id, row_id, fields
         )
@@ -144,7 +144,7 @@ async def delete_participant(request: web.Request) -> web.Response:
     who, idea_id = caller(request), path_uuid(request)
     row_id = path_uuid(request, "participantId")
     async with db.transaction(request.app[PG_POOL]) as cur:
-        await evidence.lock(cur, who.workspace_id, idea_id)
+        await store.lock_ideas(cur, who.workspace_id, [idea_id])
         sets = await evidence.delete_participant(cur, who.workspace_id, idea_id, row_id)
         await _updated(cur, who, idea_id, sets)
     return _deleted(row_id)

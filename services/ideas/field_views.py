@@ -24,9 +24,7 @@ async def create_tag(request: web.Request) -> web.Response:
 async def update_tag(request: web.Request) -> web.Response:
     who, tag_id = caller(request), path_uuid(request)
     body = await parse_body(request, UpdateTagRequest)
-    fields: dict[str, object] = {
-        name: getattr(body, name) for name in ("name", "color") if name in body.model_fields_set
-    }
+    fields = body.model_dump(include=body.model_fields_set)
     async with db.transaction(request.app[PG_POOL]) as cur:
         tag = await tags.update(cur, who.workspace_id, tag_id, fields)
     return data_response(fragment(tag))
