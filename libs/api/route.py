@@ -1,8 +1,8 @@
 """The route table's shape: one `Route` per public operation.
 
-Each service declares its routes in `services/<service>/contract.py` (`ROUTES`). The gateway
-routes, checks scopes and plans, and builds the OpenAPI document from them; the service mounts
-its handlers from them. One table, so routing, scopes and documentation cannot drift apart.
+Each service declares its routes in `libs/api/<service>/routes.py` (`ROUTES`), and
+`libs/api/table.py` joins them into `ROUTE_TABLE`. The gateway routes, checks scopes and plans,
+and builds the OpenAPI document from it; each service mounts its handlers from its part. One table, so routing, scopes and documentation cannot drift apart.
 """
 
 from __future__ import annotations

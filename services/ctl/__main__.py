@@ -16,6 +16,7 @@ from libs.common.settings import SettingsError
 from services.gateway.settings import GatewaySettings as Settings
 
 from . import admin, customers_commands, ideas_commands, similar_commands
+from .database import connect
 
 COMMAND_GROUPS = (ideas_commands, customers_commands, similar_commands)
 
@@ -48,10 +49,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _connect(settings: Settings) -> Any:
-    return psycopg2.connect(settings.database_url, options="-c timezone=UTC")
-
-
 def run(argv: list[str], settings: Settings) -> dict[str, Any]:
     args = _parser().parse_args(argv)
     if args.command == "migrate":
@@ -72,11 +69,8 @@ def run(argv: list[str], settings: Settings) -> dict[str, Any]:
             if result is not None:
                 return result
         raise admin.AdminError(f"'{args.command}' is not a command")
-    conn = _connect(settings)
-    try:
+    with connect(settings) as conn:
         return handler(conn)
-    finally:
-        conn.close()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -12,10 +12,9 @@ import argparse
 import uuid
 from typing import Any
 
-import psycopg2
-
 from libs.common.settings import Settings
 from .admin import AdminError
+from .database import connect
 from services.ideas.projection import rebuild
 
 
@@ -35,9 +34,6 @@ def run(args: argparse.Namespace, settings: Settings) -> dict[str, Any] | None:
         workspace = str(uuid.UUID(args.workspace)) if args.workspace else None
     except ValueError as err:
         raise AdminError("--workspace must be a workspace id (UUID)") from err
-    conn = psycopg2.connect(settings.database_url, options="-c timezone=UTC")
-    try:
+    with connect(settings) as conn:
         counts = rebuild(conn, workspace)
-    finally:
-        conn.close()
     return {"rebuilt": True, "workspaceId": workspace, **counts}

@@ -8,10 +8,9 @@ import time
 import uuid
 from typing import Any
 
-import psycopg2
-
 from services.gateway.settings import GatewaySettings as Settings
 from . import admin
+from .database import connect
 
 from .seed import seed
 
@@ -33,10 +32,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="recompute the rollups of the summary and signals reports from ideas and signals",
     )
     r.add_argument("--workspace", help="one workspace (default: every workspace)")
-
-
-def _connect(settings: Settings) -> Any:
-    return psycopg2.connect(settings.database_url, options="-c timezone=UTC")
 
 
 def _check_workspace(conn: Any, workspace: str) -> str:
@@ -72,18 +67,14 @@ def rebuild_rollups(conn: Any, workspace: str | None) -> dict[str, Any]:
 
 def run(args: argparse.Namespace, settings: Settings) -> dict[str, Any] | None:
     if args.command == "analytics":
-        conn = _connect(settings)
-        try:
+        with connect(settings) as conn:
             workspace = _check_workspace(conn, args.workspace) if args.workspace else None
             return rebuild_rollups(conn, workspace)
-        finally:
-            conn.close()
     if args.command not in ("seed", "demo"):
         return None
     if args.ideas < 0 or args.customers < 0:
         raise admin.AdminError("--ideas and --customers must be >= 0")
-    conn = _connect(settings)
-    try:
+    with connect(settings) as conn:
         if args.command == "seed":
             return seed(
                 conn, _check_workspace(conn, args.workspace), args.ideas, args.customers, args.seed
@@ -91,8 +82,6 @@ def run(args: argparse.Namespace, settings: Settings) -> dict[str, Any] | None:
         ws = admin.create_workspace(conn, "Demo", "pro")
         seed(conn, ws["id"], args.ideas, args.customers, 1)
         key = admin.create_key(conn, ws["id"], "Demo key", "all")
-    finally:
-        conn.close()
     return {
         "workspaceId": ws["id"],
         "key": key["key"],

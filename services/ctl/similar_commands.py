@@ -12,10 +12,9 @@ import os
 import uuid
 from typing import Any
 
-import psycopg2
-
 from libs.common.settings import Settings, SettingsError, env_choice
 from .admin import AdminError
+from .database import connect
 from services.ideas.embedding import MODELS, make_embedder
 from services.ideas.similar import rebuild
 
@@ -37,9 +36,6 @@ def run(args: argparse.Namespace, settings: Settings) -> dict[str, Any] | None:
         model = env_choice(dict(os.environ), "SIMILAR_MODEL", MODELS)
     except SettingsError as err:
         raise AdminError(str(err)) from err
-    conn = psycopg2.connect(settings.database_url, options="-c timezone=UTC")
-    try:
+    with connect(settings) as conn:
         counts = rebuild(conn, workspace, embedder=make_embedder(model))
-    finally:
-        conn.close()
     return {"rebuilt": True, "workspaceId": workspace, **counts}

@@ -1,5 +1,10 @@
-"""Idea changes with their events: each runs inside the caller's transaction, so the change and
-its outbox rows commit together (docs/webhooks.md payloads: `{"idea": Idea}` plus extras)."""
+"""Idea changes with their events: the layer above `store.py`.
+
+`store` reads and writes the rows and knows no event; each function here makes one change the
+API offers (create, update, status, vote, assign) through `store`, checks what it needs, and
+adds the change's outbox rows with `emit`. Each runs inside the caller's transaction, so the
+change and its outbox rows commit together (docs/webhooks.md payloads: `{"idea": Idea}` plus
+extras)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
-"""Idea storage: create, read, update, status changes with their decisions, delete, votes.
+"""Idea storage: the rows alone. Create, read, lock, update, status changes with their
+decisions.
 
-Every function takes the cursor of the caller's transaction; events are written by the caller
-(`events.py`) in the same transaction.
+Every function takes the cursor of the caller's transaction and writes no event: `ops.py` is
+the layer above, which changes an idea through these functions and adds its outbox rows
+(`ops.emit`) in the same transaction. The handlers of ideas call `ops`; the modules with
+changes of their own (merge, evidence) call `store` and emit with `ops.emit` themselves.
 """
 
 from __future__ import annotations

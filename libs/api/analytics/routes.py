@@ -6,72 +6,13 @@ from pydantic import BaseModel
 
 from libs.api.route import API, Route, Tool
 
-from . import exports as em
-from . import schemas as m
+from . import exports
+from . import schemas
 
-S = "analytics"
-A = f"{API}/analytics"
-E = f"{API}/export"
+SERVICE = "analytics"
+ANALYTICS_PATH = f"{API}/analytics"
+EXPORT_PATH = f"{API}/export"
 
-REPORTS: tuple[tuple[str, str, type, Any, str], ...] = (
-    (
-        "summary",
-        "Idea, RICE, customer and revenue summary",
-        m.NoQuery,
-        m.AnalyticsSummary,
-        "All time.",
-    ),
-    (
-        "ideas-over-time",
-        "Ideas over time",
-        m.IdeasOverTimeQuery,
-        m.IdeasOverTime,
-        "Ideas by `createdAt` in zero-filled buckets (UTC, weeks from Monday), oldest first.",
-    ),
-    (
-        "decisions",
-        "Decisions: outcomes, owners, overdue, over time",
-        m.DecisionsQuery,
-        m.AnalyticsDecisions,
-        "Decisions by the idea's `decidedAt`; `overdue` counts ideas of the "
-        "owner past their `decisionDeadline` and not decided, today.",
-    ),
-    (
-        "funnel",
-        "Ideas per status with ARR and RICE; average days between stages",
-        m.RangeQuery,
-        m.AnalyticsFunnel,
-        "Ideas created in the range, every status but deleted.",
-    ),
-    (
-        "signals",
-        "Signal volume, sentiment and platforms",
-        m.SignalsQuery,
-        m.AnalyticsSignals,
-        "Signals by `detectedAt`.",
-    ),
-    (
-        "roadmap",
-        "Ideas per roadmap stage and shipping velocity",
-        m.NoQuery,
-        m.AnalyticsRoadmap,
-        "All time.",
-    ),
-    (
-        "revenue-impact",
-        "ARR by status and the top 20 ideas by ARR",
-        m.NoQuery,
-        m.AnalyticsRevenueImpact,
-        "All time.",
-    ),
-    (
-        "categories",
-        "Per-category metrics",
-        m.RangeQuery,
-        list[m.CategoryStats],
-        "Ideas with a category created in the range, most ideas first.",
-    ),
-)
 # The MCP tool (docs/mcp.md) of the summary report.
 ANALYTICS_SUMMARY = Tool(
     "analytics_summary",
@@ -79,30 +20,37 @@ ANALYTICS_SUMMARY = Tool(
     "inputs and score, customers, and revenue (total, MRR, and the ARR of customers linked to "
     "ideas).",
 )
-TOOLS = {"summary": ANALYTICS_SUMMARY}
 RANGE_NOTE = (
     " `start` defaults to 90 days before `end`, `end` to now; `start` after `end` or a "
     "range over 2 years is a validation error."
 )
 
 
-def _report(name: str, summary: str, query: type[BaseModel], data: Any, note: str) -> Route:
-    op = f"analytics_{name.replace('-', '_')}"
-    model_name = "Analytics" + "".join(p.title() for p in name.split("-")) + "Response"
+def _report(
+    operation_id: str,
+    path: str,
+    envelope: str,
+    *,
+    summary: str,
+    query: type[BaseModel],
+    data: Any,
+    note: str,
+    tool: Tool | None = None,
+) -> Route:
     dated = "start" in query.model_fields
     return Route(
         "GET",
-        f"{A}/{name}",
-        S,
-        op,
+        path,
+        SERVICE,
+        operation_id,
         "analytics:read",
         summary,
         query=query,
-        responses={200: m.envelope(model_name, data)},
+        responses={200: schemas.envelope(envelope, data)},
         plan_gated=True,
         tags=("Analytics",),
         description=note + (RANGE_NOTE if dated else ""),
-        tool=TOOLS.get(name),
+        tool=tool,
     )
 
 
@@ -118,16 +66,25 @@ EXPORT_BOUNDS = (
 )
 
 
-def _export(kind: str, scope: str, query: type, record: type, note: str) -> Route:
+def _export(
+    operation_id: str,
+    path: str,
+    summary: str,
+    *,
+    scope: str,
+    query: type,
+    record: type,
+    note: str,
+) -> Route:
     # JSON: a bare array; CSV: the same records, flat, with a header row. Both stream.
     responses: dict[Any, Any] = {200: list[record], "200": "csv"}  # type: ignore[valid-type]
     return Route(
         "GET",
-        f"{E}/{kind}",
-        S,
-        f"export_{kind}",
+        path,
+        SERVICE,
+        operation_id,
         scope,
-        f"Export {kind} (CSV or JSON)",
+        summary,
         query=query,
         responses=responses,
         plan_gated=True,
@@ -142,34 +99,116 @@ def _export(kind: str, scope: str, query: type, record: type, note: str) -> Rout
     )
 
 
+# Each route's view is the function of services/analytics/views.py its operation id names.
 ROUTES = [
-    *(_report(*r) for r in REPORTS),
-    _export(
-        "ideas",
-        "ideas:read",
-        m.IdeasExportQuery,
-        em.IdeaExportRecord,
-        "Ideas newest first, deleted ones only with `status=deleted`.",
+    _report(
+        "analytics_summary",
+        f"{ANALYTICS_PATH}/summary",
+        "AnalyticsSummaryResponse",
+        summary="Idea, RICE, customer and revenue summary",
+        query=schemas.NoQuery,
+        data=schemas.AnalyticsSummary,
+        note="All time.",
+        tool=ANALYTICS_SUMMARY,
+    ),
+    _report(
+        "analytics_ideas_over_time",
+        f"{ANALYTICS_PATH}/ideas-over-time",
+        "AnalyticsIdeasOverTimeResponse",
+        summary="Ideas over time",
+        query=schemas.IdeasOverTimeQuery,
+        data=schemas.IdeasOverTime,
+        note="Ideas by `createdAt` in zero-filled buckets (UTC, weeks from Monday), oldest first.",
+    ),
+    _report(
+        "analytics_decisions",
+        f"{ANALYTICS_PATH}/decisions",
+        "AnalyticsDecisionsResponse",
+        summary="Decisions: outcomes, owners, overdue, over time",
+        query=schemas.DecisionsQuery,
+        data=schemas.AnalyticsDecisions,
+        note="Decisions by the idea's `decidedAt`; `overdue` counts ideas of the "
+        "owner past their `decisionDeadline` and not decided, today.",
+    ),
+    _report(
+        "analytics_funnel",
+        f"{ANALYTICS_PATH}/funnel",
+        "AnalyticsFunnelResponse",
+        summary="Ideas per status with ARR and RICE; average days between stages",
+        query=schemas.RangeQuery,
+        data=schemas.AnalyticsFunnel,
+        note="Ideas created in the range, every status but deleted.",
+    ),
+    _report(
+        "analytics_signals",
+        f"{ANALYTICS_PATH}/signals",
+        "AnalyticsSignalsResponse",
+        summary="Signal volume, sentiment and platforms",
+        query=schemas.SignalsQuery,
+        data=schemas.AnalyticsSignals,
+        note="Signals by `detectedAt`.",
+    ),
+    _report(
+        "analytics_roadmap",
+        f"{ANALYTICS_PATH}/roadmap",
+        "AnalyticsRoadmapResponse",
+        summary="Ideas per roadmap stage and shipping velocity",
+        query=schemas.NoQuery,
+        data=schemas.AnalyticsRoadmap,
+        note="All time.",
+    ),
+    _report(
+        "analytics_revenue_impact",
+        f"{ANALYTICS_PATH}/revenue-impact",
+        "AnalyticsRevenueImpactResponse",
+        summary="ARR by status and the top 20 ideas by ARR",
+        query=schemas.NoQuery,
+        data=schemas.AnalyticsRevenueImpact,
+        note="All time.",
+    ),
+    _report(
+        "analytics_categories",
+        f"{ANALYTICS_PATH}/categories",
+        "AnalyticsCategoriesResponse",
+        summary="Per-category metrics",
+        query=schemas.RangeQuery,
+        data=list[schemas.CategoryStats],
+        note="Ideas with a category created in the range, most ideas first.",
     ),
     _export(
-        "customers",
-        "customers:read",
-        m.ExportQuery,
-        em.CustomerExportRecord,
-        "Customers newest first.",
+        "export_ideas",
+        f"{EXPORT_PATH}/ideas",
+        "Export ideas (CSV or JSON)",
+        scope="ideas:read",
+        query=schemas.IdeasExportQuery,
+        record=exports.IdeaExportRecord,
+        note="Ideas newest first, deleted ones only with `status=deleted`.",
     ),
     _export(
-        "decisions",
-        "ideas:read",
-        m.DatedExportQuery,
-        em.DecisionExportRecord,
-        "Decided ideas by `decidedAt`, newest first.",
+        "export_customers",
+        f"{EXPORT_PATH}/customers",
+        "Export customers (CSV or JSON)",
+        scope="customers:read",
+        query=schemas.ExportQuery,
+        record=exports.CustomerExportRecord,
+        note="Customers newest first.",
     ),
     _export(
-        "signals",
-        "ideas:read",
-        m.SignalsExportQuery,
-        em.SignalExportRecord,
-        "Signals by `detectedAt`, newest first, with their idea.",
+        "export_decisions",
+        f"{EXPORT_PATH}/decisions",
+        "Export decisions (CSV or JSON)",
+        scope="ideas:read",
+        query=schemas.DatedExportQuery,
+        record=exports.DecisionExportRecord,
+        note="Decided ideas by `decidedAt`, newest first.",
+    ),
+    _export(
+        "export_signals",
+        f"{EXPORT_PATH}/signals",
+        "Export signals (CSV or JSON)",
+        scope="ideas:read",
+        query=schemas.SignalsExportQuery,
+        record=exports.SignalExportRecord,
+        note="Signals by `detectedAt`, newest first, with their idea.",
     ),
 ]

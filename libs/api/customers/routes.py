@@ -16,8 +16,8 @@ from .schemas import (
     UpdateCustomerRequest,
 )
 
-S = "customers"
-C = f"{API}/customers"
+SERVICE = "customers"
+CUSTOMERS_PATH = f"{API}/customers"
 
 # MCP tools (docs/mcp.md), each beside the route it calls.
 LIST_CUSTOMERS = Tool(
@@ -51,8 +51,8 @@ LINK_CUSTOMER = Tool(
 ROUTES = [
     Route(
         "GET",
-        C,
-        S,
+        CUSTOMERS_PATH,
+        SERVICE,
         "list_customers",
         "customers:read",
         "List customers",
@@ -65,8 +65,8 @@ ROUTES = [
     ),
     Route(
         "POST",
-        C,
-        S,
+        CUSTOMERS_PATH,
+        SERVICE,
         "create_customer",
         "customers:write",
         "Create a customer",
@@ -78,8 +78,8 @@ ROUTES = [
     ),
     Route(
         "GET",
-        f"{C}/{{id}}",
-        S,
+        f"{CUSTOMERS_PATH}/{{id}}",
+        SERVICE,
         "get_customer",
         "customers:read",
         "Get a customer",
@@ -89,8 +89,8 @@ ROUTES = [
     ),
     Route(
         "PATCH",
-        f"{C}/{{id}}",
-        S,
+        f"{CUSTOMERS_PATH}/{{id}}",
+        SERVICE,
         "update_customer",
         "customers:write",
         "Update a customer",
@@ -102,8 +102,8 @@ ROUTES = [
     ),
     Route(
         "GET",
-        f"{C}/{{id}}/ideas",
-        S,
+        f"{CUSTOMERS_PATH}/{{id}}/ideas",
+        SERVICE,
         "list_customer_ideas",
         "customers:read",
         "Ideas linked to a customer",
@@ -115,7 +115,7 @@ ROUTES = [
     Route(
         "GET",
         f"{API}/ideas/{{id}}/customers",
-        S,
+        SERVICE,
         "list_idea_customers",
         "customers:read",
         "Customers linked to an idea",
@@ -127,7 +127,7 @@ ROUTES = [
     Route(
         "POST",
         f"{API}/ideas/{{id}}/customers",
-        S,
+        SERVICE,
         "link_customer",
         "customers:write",
         "Link a customer to an idea",
@@ -141,7 +141,7 @@ ROUTES = [
     Route(
         "DELETE",
         f"{API}/ideas/{{id}}/customers/{{customerId}}",
-        S,
+        SERVICE,
         "unlink_customer",
         "customers:write",
         "Unlink a customer from an idea",

@@ -17,8 +17,8 @@ from . import examples as ex
 from .requests import BodyDateTime
 from .schemas import Evidence, Meeting, Participant, RecordDeleted, SupportTicket
 
-S = "ideas"
-I = f"{API}/ideas"
+SERVICE = "ideas"
+IDEAS_PATH = f"{API}/ideas"
 # An http or https URL with a host (scheme case-insensitive).
 HTTP_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#]+[^\s]*$"
 MeetingParticipant = Annotated[str, Field(min_length=1, max_length=255)]
@@ -159,8 +159,8 @@ NOT_FOUND = "An unknown idea, or a {0} that is not the idea's: 404 `not_found`."
 ROUTES = [
     Route(
         "POST",
-        f"{I}/{{id}}/evidence",
-        S,
+        f"{IDEAS_PATH}/{{id}}/evidence",
+        SERVICE,
         "create_evidence",
         "ideas:write",
         "Add evidence to an idea",
@@ -171,8 +171,8 @@ ROUTES = [
     ),
     Route(
         "DELETE",
-        f"{I}/{{id}}/evidence/{{evidenceId}}",
-        S,
+        f"{IDEAS_PATH}/{{id}}/evidence/{{evidenceId}}",
+        SERVICE,
         "delete_evidence",
         "ideas:write",
         "Remove evidence from an idea",
@@ -184,8 +184,8 @@ ROUTES = [
     ),
     Route(
         "POST",
-        f"{I}/{{id}}/support-tickets",
-        S,
+        f"{IDEAS_PATH}/{{id}}/support-tickets",
+        SERVICE,
         "create_support_ticket",
         "ideas:write",
         "Link a support ticket to an idea (or update it)",
@@ -199,8 +199,8 @@ ROUTES = [
     ),
     Route(
         "DELETE",
-        f"{I}/{{id}}/support-tickets/{{ticketId}}",
-        S,
+        f"{IDEAS_PATH}/{{id}}/support-tickets/{{ticketId}}",
+        SERVICE,
         "delete_support_ticket",
         "ideas:write",
         "Unlink a support ticket from an idea",
@@ -210,8 +210,8 @@ ROUTES = [
     ),
     Route(
         "POST",
-        f"{I}/{{id}}/meetings",
-        S,
+        f"{IDEAS_PATH}/{{id}}/meetings",
+        SERVICE,
         "create_meeting",
         "ideas:write",
         "Record a meeting about an idea",
@@ -222,8 +222,8 @@ ROUTES = [
     ),
     Route(
         "DELETE",
-        f"{I}/{{id}}/meetings/{{meetingId}}",
-        S,
+        f"{IDEAS_PATH}/{{id}}/meetings/{{meetingId}}",
+        SERVICE,
         "delete_meeting",
         "ideas:write",
         "Remove a meeting from an idea",
@@ -233,8 +233,8 @@ ROUTES = [
     ),
     Route(
         "POST",
-        f"{I}/{{id}}/participants",
-        S,
+        f"{IDEAS_PATH}/{{id}}/participants",
+        SERVICE,
         "create_participant",
         "ideas:write",
         "Add a member to an idea's decision",
@@ -249,8 +249,8 @@ ROUTES = [
     ),
     Route(
         "PATCH",
-        f"{I}/{{id}}/participants/{{participantId}}",
-        S,
+        f"{IDEAS_PATH}/{{id}}/participants/{{participantId}}",
+        SERVICE,
         "update_participant",
         "ideas:write",
         "Change a participant's role or decision",
@@ -264,8 +264,8 @@ ROUTES = [
     ),
     Route(
         "DELETE",
-        f"{I}/{{id}}/participants/{{participantId}}",
-        S,
+        f"{IDEAS_PATH}/{{id}}/participants/{{participantId}}",
+        SERVICE,
         "delete_participant",
         "ideas:write",
         "Remove a participant from an idea's decision",

@@ -20,14 +20,14 @@ from .schemas import (
     WebhookTestResultEnvelope,
 )
 
-S = "webhooks"
-W = f"{API}/webhooks"
+SERVICE = "webhooks"
+WEBHOOKS_PATH = f"{API}/webhooks"
 
 ROUTES = [
     Route(
         "GET",
-        W,
-        S,
+        WEBHOOKS_PATH,
+        SERVICE,
         "list_webhooks",
         "webhooks:manage",
         "List webhook subscriptions",
@@ -37,8 +37,8 @@ ROUTES = [
     ),
     Route(
         "POST",
-        W,
-        S,
+        WEBHOOKS_PATH,
+        SERVICE,
         "create_webhook",
         "webhooks:manage",
         "Create a webhook subscription",
@@ -51,8 +51,8 @@ ROUTES = [
     ),
     Route(
         "GET",
-        f"{W}/{{id}}",
-        S,
+        f"{WEBHOOKS_PATH}/{{id}}",
+        SERVICE,
         "get_webhook",
         "webhooks:manage",
         "A subscription with its recent deliveries",
@@ -62,8 +62,8 @@ ROUTES = [
     ),
     Route(
         "DELETE",
-        f"{W}/{{id}}",
-        S,
+        f"{WEBHOOKS_PATH}/{{id}}",
+        SERVICE,
         "delete_webhook",
         "webhooks:manage",
         "Delete a subscription",
@@ -73,8 +73,8 @@ ROUTES = [
     ),
     Route(
         "PATCH",
-        f"{W}/{{id}}",
-        S,
+        f"{WEBHOOKS_PATH}/{{id}}",
+        SERVICE,
         "update_webhook",
         "webhooks:manage",
         "Update, pause or resume a subscription",
@@ -89,8 +89,8 @@ ROUTES = [
     ),
     Route(
         "POST",
-        f"{W}/{{id}}/test",
-        S,
+        f"{WEBHOOKS_PATH}/{{id}}/test",
+        SERVICE,
         "test_webhook",
         "webhooks:manage",
         "Send a test ping now",
@@ -109,8 +109,8 @@ ROUTES = [
     ),
     Route(
         "POST",
-        f"{W}/{{id}}/rotate-secret",
-        S,
+        f"{WEBHOOKS_PATH}/{{id}}/rotate-secret",
+        SERVICE,
         "rotate_webhook_secret",
         "webhooks:manage",
         "Rotate the signing secret",
@@ -127,8 +127,8 @@ ROUTES = [
     ),
     Route(
         "GET",
-        f"{W}/{{id}}/deliveries",
-        S,
+        f"{WEBHOOKS_PATH}/{{id}}/deliveries",
+        SERVICE,
         "list_webhook_deliveries",
         "webhooks:manage",
         "List a subscription's deliveries",
@@ -139,8 +139,8 @@ ROUTES = [
     ),
     Route(
         "GET",
-        f"{W}/{{id}}/deliveries/{{deliveryId}}",
-        S,
+        f"{WEBHOOKS_PATH}/{{id}}/deliveries/{{deliveryId}}",
+        SERVICE,
         "get_webhook_delivery",
         "webhooks:manage",
         "A delivery with its payload and attempts",
@@ -153,8 +153,8 @@ ROUTES = [
     ),
     Route(
         "POST",
-        f"{W}/{{id}}/deliveries/{{deliveryId}}/redeliver",
-        S,
+        f"{WEBHOOKS_PATH}/{{id}}/deliveries/{{deliveryId}}/redeliver",
+        SERVICE,
         "redeliver_webhook_delivery",
         "webhooks:manage",
         "Send a delivery again",
@@ -169,7 +169,7 @@ ROUTES = [
     Route(
         "POST",
         f"{API}/automation/webhooks/subscribe",
-        S,
+        SERVICE,
         "automation_subscribe",
         "webhooks:manage",
         "Subscribe a hook to new ideas (automation API)",
@@ -183,7 +183,7 @@ ROUTES = [
     Route(
         "DELETE",
         f"{API}/automation/webhooks/subscribe/{{id}}",
-        S,
+        SERVICE,
         "automation_unsubscribe",
         "webhooks:manage",
         "Remove a hook (automation API)",
