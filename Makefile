@@ -59,13 +59,13 @@ soak: venv
 drills: venv
 	VENV_BIN=$(abspath $(BIN)) bash scripts/test_env.sh $(BIN)/python -m bench.drills
 
-# Pyflakes-level checks (unused names, undefined names, imports; ruff is fetched on first use),
-# the formatter's check ([tool.ruff.format]; `ruff format services libs tests bench scripts`
-# fixes what it finds), then the type check of services and libs (mypy, pinned in the dev
-# extras; pyproject.toml).
+# ruff's checks ([tool.ruff.lint]: pyflakes, import sorting, pyupgrade, bugbear; ruff is fetched
+# on first use; `ruff check --fix` sorts and upgrades), the formatter's check ([tool.ruff.format];
+# `ruff format services libs tests bench scripts` fixes what it finds), then the type check of
+# services and libs (mypy, pinned in the dev extras; pyproject.toml).
 lint: venv
 	$(BIN)/pip install --quiet ruff
-	$(BIN)/ruff check --isolated --select F services libs tests bench scripts
+	$(BIN)/ruff check services libs tests bench scripts
 	$(BIN)/ruff format --check services libs tests bench scripts
 	$(BIN)/mypy
 

@@ -27,8 +27,8 @@ import aiohttp
 import psycopg2
 
 from bench.common import client_headers, percentile
-from services.ctl.migrate import migrate
 from services.ctl import admin
+from services.ctl.migrate import migrate
 from services.ctl.seed import set_rollup_triggers
 from tests.support.processes import System, delete_queues, url_dsn_for
 

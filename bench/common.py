@@ -395,7 +395,7 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
                     ) as r:
                         await r.read()
                         ok = r.status < 400
-                except (aiohttp.ClientError, asyncio.TimeoutError):
+                except (TimeoutError, aiohttp.ClientError):
                     ok = False
             if ok:
                 latencies.append((time.perf_counter() - scheduled) * 1000)

@@ -16,7 +16,7 @@ import os
 import uuid
 from typing import Any
 
-from bench.common import new_workspace, paced_run, running_system, wrk_run, write_results
+from bench.common import new_workspace, paced_run, running_system, write_results, wrk_run
 from libs.common.caller import Caller
 
 PATH = "/api/v1/roadmap/stages"

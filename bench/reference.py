@@ -41,8 +41,8 @@ from bench.common import (
     start_system,
     stop_system,
     wait_http,
-    wrk_run,
     write_results,
+    wrk_run,
 )
 from tests.support.processes import LOG_DIR, System, create_database, drop_database, free_port
 

@@ -77,8 +77,8 @@ async def measure(
     rnd = random.Random(5)
     out: dict[str, Any] = {}
     for name, (path, params, service, calls) in MEASURES.items():
-
-        async def call() -> int:
+        # bound now: each call runs inside this iteration, but the loop moves the names on
+        async def call(path: str = path, params: Any = params) -> int:
             url = base + path.replace("{id}", ids[rnd.randrange(len(ids))])
             async with session.get(url, params=params) as r:
                 body = await r.read()

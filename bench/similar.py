@@ -57,10 +57,9 @@ from bench.common import (
     stop_system,
     timed_loop,
 )
-from services.ideas.embedding import DIM, STATIC_ID, idea_text, quantize
-from services.ideas.similar import text_hash
 from services.ideas import similar
-from services.ideas.similar import Index
+from services.ideas.embedding import DIM, STATIC_ID, idea_text, quantize
+from services.ideas.similar import Index, text_hash
 from tests.support.processes import AMQP_URL, System, create_database, drop_database
 
 RESULTS = Path(__file__).parent / "results"
@@ -103,7 +102,7 @@ def seed(system: System, ws: str, n: int) -> float:
             buf = io.BytesIO()
             buf.write(b"PGCOPY\n\xff\r\n\0" + struct.pack(">ii", 0, 0))
             ws_bytes = uuid.UUID(ws).bytes
-            for idea, vec, digest in zip(part, q, part_hashes):
+            for idea, vec, digest in zip(part, q, part_hashes, strict=True):
                 buf.write(
                     struct.pack(">hi", 5, 16)
                     + ws_bytes
@@ -464,7 +463,7 @@ async def alternating(
             for name in names
         ),
     )
-    return results[0], dict(zip(names, results[1:])), phases
+    return results[0], dict(zip(names, results[1:], strict=True)), phases
 
 
 def by_phase(
@@ -942,7 +941,7 @@ def markdown(r: dict[str, Any]) -> str:
     ):
         x = m[name]
 
-        def change(key: str) -> str:
+        def change(key: str, x: dict[str, Any] = x) -> str:
             if f"{key}_change" not in x:
                 return ""
             lo, hi = x[f"{key}_change_90"]

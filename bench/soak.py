@@ -21,7 +21,7 @@ from typing import Any
 import psycopg2
 
 from bench.common import RESULTS, stop_system, write_results
-from bench.load import ReceiverProcess, USERS, five_hundreds, pids, prepare, run_locust, start
+from bench.load import USERS, ReceiverProcess, five_hundreds, pids, prepare, run_locust, start
 from bench.reference import machine
 from tests.support.processes import create_database, drop_database
 

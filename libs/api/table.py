@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from libs.api.route import Route
 from libs.api.analytics.routes import ROUTES as ANALYTICS
 from libs.api.customers.routes import ROUTES as CUSTOMERS
 from libs.api.gateway.routes import ROUTES as GATEWAY
 from libs.api.ideas.routes import ROUTES as IDEAS
 from libs.api.mcp.routes import ROUTES as MCP
+from libs.api.route import Route
 from libs.api.webhooks.routes import ROUTES as WEBHOOKS
 
 ROUTE_TABLE: tuple[Route, ...] = (*GATEWAY, *IDEAS, *CUSTOMERS, *WEBHOOKS, *ANALYTICS, *MCP)

@@ -127,7 +127,7 @@ async def _poll(self: aiopg.connection.Connection, waiter: Any, timeout: float) 
     timer.append(self._loop.call_later(NUDGE_S, _nudge, self._weakref, waiter, timer))
     try:
         return await _aiopg_poll(self, waiter, timeout)
-    except asyncio.TimeoutError as err:
+    except TimeoutError as err:
         # aiopg's own deadline on the wait (it closed the connection): no answer from the
         # server at all, which is the database being away, not a bug (a 503).
         raise psycopg2.OperationalError(
@@ -311,7 +311,7 @@ async def fetchone(
     row = await cur.fetchone()
     if row is None:
         return None
-    return dict(zip([d[0] for d in cur.description or ()], row))
+    return dict(zip([d[0] for d in cur.description or ()], row, strict=True))
 
 
 async def fetchall(
@@ -320,7 +320,7 @@ async def fetchall(
     await cur.execute(sql, params)
     rows = await cur.fetchall()
     names = [d[0] for d in cur.description or ()]
-    return [dict(zip(names, r)) for r in rows]
+    return [dict(zip(names, r, strict=True)) for r in rows]
 
 
 async def fetchval(cur: aiopg.Cursor, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:

@@ -14,7 +14,7 @@ import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import aio_pika
@@ -39,7 +39,7 @@ RELAY_BATCH = 500
 
 
 def now_utc() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def event_body(
@@ -165,11 +165,14 @@ class Broker:
         # Pipelined confirms: publish the whole batch, then await the confirms together.
         extras = list(headers) or [None] * len(rows)
         results = await asyncio.gather(
-            *(one(rk, body, rid, extra) for (_, rk, body, rid), extra in zip(rows, extras)),
+            *(
+                one(rk, body, rid, extra)
+                for (_, rk, body, rid), extra in zip(rows, extras, strict=True)
+            ),
             return_exceptions=True,
         )
         confirmed = []
-        for (key, rk, _, _), res in zip(rows, results):
+        for (key, rk, _, _), res in zip(rows, results, strict=True):
             if isinstance(res, BaseException):
                 log.warning("publish_failed", routing_key=rk, error=repr(res))
             else:

@@ -16,7 +16,7 @@ JSON text built by PostgreSQL goes into a body as an `orjson.Fragment`, without 
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -28,7 +28,7 @@ _OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS
 def timestamp(value: datetime) -> str:
     """`YYYY-MM-DDTHH:MM:SS.ffffffZ` in UTC; a naive value is taken as UTC."""
     if value.tzinfo is not None:
-        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+        value = value.astimezone(UTC).replace(tzinfo=None)
     return value.isoformat(timespec="microseconds") + "Z"
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
 import orjson
@@ -62,9 +62,9 @@ def _rfc3339(value: Any) -> Any:
 
 def _utc(value: datetime) -> datetime:
     if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
+        return value.replace(tzinfo=UTC)
     try:
-        return value.astimezone(timezone.utc)
+        return value.astimezone(UTC)
     except OverflowError:  # e.g. 0001-01-01T00:00:00+05:00 lies before year 1 in UTC
         raise ValueError("date-time out of range") from None
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from libs.api.analytics.routes import ROUTES
 from libs.common.web import create_app, http_context, mount_routes, pg_context
 
 from . import views
-from libs.api.analytics.routes import ROUTES
 from .settings import AnalyticsSettings
 from .slots import ExportSlots
 

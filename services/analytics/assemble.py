@@ -8,7 +8,7 @@ but `deleted`, in lifecycle order, zeros included. A missing key value is named 
 from __future__ import annotations
 
 import uuid
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -66,7 +66,7 @@ def _month_start(now: datetime) -> date:
 
 async def summary(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
     by_status = await reports.status_counts(cur, ws)
-    rows = await reports.summary_ideas(cur, ws, _month_start(datetime.now(timezone.utc)))
+    rows = await reports.summary_ideas(cur, ws, _month_start(datetime.now(UTC)))
     sums = {
         k: sum(r[k] or 0 for r in rows)
         for k in (
@@ -147,7 +147,7 @@ def _per_bucket(rows: list[dict[str, Any]], period: Period) -> dict[date, int]:
 
 
 async def decisions(cur: aiopg.Cursor, ws: uuid.UUID, rng: Range, period: Period) -> dict[str, Any]:
-    rows = await reports.decisions(cur, ws, rng, datetime.now(timezone.utc))
+    rows = await reports.decisions(cur, ws, rng, datetime.now(UTC))
     outcomes = [r for r in rows if r["kind"] == "outcome"]
     # ROLLUP over no rows still yields its grand-total row, with a null sum: no decisions.
     total = next((r for r in outcomes if r["g"] and r["n"]), None)
@@ -231,7 +231,7 @@ async def roadmap(cur: aiopg.Cursor, ws: uuid.UUID) -> dict[str, Any]:
     live = sum((await reports.status_counts(cur, ws)).values())
     staged = {r["id"]: r for r in await reports.staged_ideas(cur, ws)}
     stages = await reports.roadmap_stages(cur, ws)
-    shipped = await reports.shipped_since(cur, ws, datetime.now(timezone.utc))
+    shipped = await reports.shipped_since(cur, ws, datetime.now(UTC))
     empty = {"n": 0, "arr": 0, "rice": None, "rice_n": 0}
 
     def stage(r: dict[str, Any]) -> dict[str, Any]:

@@ -20,15 +20,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from libs.common.errors import ValidationFailed
-from libs.common.render import dumps
-
 from libs.api.analytics.schemas import (
     DatedExportQuery,
     ExportQuery,
     IdeasExportQuery,
     SignalsExportQuery,
 )
+from libs.common.errors import ValidationFailed
+from libs.common.render import dumps
 
 Record = dict[str, Any]
 

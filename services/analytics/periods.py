@@ -9,7 +9,7 @@ range's first and last is present, empty ones with zero.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 
 from libs.common.errors import ValidationFailed
@@ -26,14 +26,14 @@ class Range:
 
 def _plus_years(moment: datetime, years: int) -> datetime:
     if moment.year + years > 9999:
-        return datetime.max.replace(tzinfo=timezone.utc)
+        return datetime.max.replace(tzinfo=UTC)
     try:
         return moment.replace(year=moment.year + years)
     except ValueError:  # 29 February into a year without one
         return moment.replace(year=moment.year + years, day=28)
 
 
-_EARLIEST = datetime(1, 1, 1, tzinfo=timezone.utc)
+_EARLIEST = datetime(1, 1, 1, tzinfo=UTC)
 
 
 def resolve(
@@ -44,7 +44,7 @@ def resolve(
     max_years: int | None = 2,
 ) -> Range:
     """The effective range; `start` defaults to 90 days before the (effective) end."""
-    end = end or now or datetime.now(timezone.utc)
+    end = end or now or datetime.now(UTC)
     # Buckets step a month past the end, and the default start lies 90 days before it: keep
     # both inside the calendar (years 1 to 9999) rather than fail on overflow.
     if end.year >= 9999 or (start is not None and start.year >= 9999):
@@ -66,7 +66,7 @@ def resolve(
 
 def bucket_start(moment: datetime | date, period: Period) -> date:
     """The first day of the bucket holding `moment` (a UTC datetime or a date)."""
-    day = moment.astimezone(timezone.utc).date() if isinstance(moment, datetime) else moment
+    day = moment.astimezone(UTC).date() if isinstance(moment, datetime) else moment
     if period == "day":
         return day
     if period == "week":

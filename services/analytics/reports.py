@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 import aiopg
@@ -200,17 +200,17 @@ class DaySplit:
 
 
 def split_days(rng: Range) -> DaySplit:
-    first = rng.start.astimezone(timezone.utc).date()
+    first = rng.start.astimezone(UTC).date()
     if rng.start != _midnight(first):
         first += timedelta(days=1)
-    after = (rng.end.astimezone(timezone.utc) + timedelta(microseconds=1)).date()
+    after = (rng.end.astimezone(UTC) + timedelta(microseconds=1)).date()
     if first >= after:
         return DaySplit(first, first, rng.start, rng.start)
     return DaySplit(first, after, _midnight(first), _midnight(after))
 
 
 def _midnight(day: date) -> datetime:
-    return datetime.combine(day, time(0), timezone.utc)
+    return datetime.combine(day, time(0), UTC)
 
 
 def _split_args(workspace_id: uuid.UUID, rng: Range) -> dict[str, Any]:

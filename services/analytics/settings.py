@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, cast, ClassVar
+from typing import Any, ClassVar, cast
 
 from aiohttp import web
 

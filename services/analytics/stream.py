@@ -17,7 +17,7 @@ import asyncio
 import csv
 import io
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import aiopg
@@ -25,7 +25,6 @@ import orjson
 import structlog
 from aiohttp import web
 from prometheus_client import Counter
-
 from werkzeug.datastructures import MIMEAccept
 from werkzeug.http import parse_accept_header
 
@@ -85,7 +84,7 @@ def choose_format(request: web.Request, q: ExportQuery) -> tuple[str, bool]:
 
 
 def headers(kind: str, fmt: str, negotiated: bool = False) -> dict[str, str]:
-    today = datetime.now(timezone.utc).date().isoformat()
+    today = datetime.now(UTC).date().isoformat()
     ctype = "text/csv; charset=utf-8" if fmt == "csv" else "application/json"
     out = {
         "Content-Type": ctype,

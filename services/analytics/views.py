@@ -13,12 +13,6 @@ import aiohttp
 import aiopg
 from aiohttp import web
 
-from libs.common import db
-from libs.common.errors import ServiceUnavailable
-from libs.common.validation import parse_query
-from libs.common.web import PEERS, PG_POOL, caller, data_response
-
-from . import assemble, exports
 from libs.api.analytics.schemas import (
     DatedExportQuery,
     DecisionsQuery,
@@ -30,6 +24,12 @@ from libs.api.analytics.schemas import (
     SignalsExportQuery,
     SignalsQuery,
 )
+from libs.common import db
+from libs.common.errors import ServiceUnavailable
+from libs.common.validation import parse_query
+from libs.common.web import PEERS, PG_POOL, caller, data_response
+
+from . import assemble, exports
 from .periods import resolve
 from .settings import SETTINGS
 from .slots import ExportSlots

@@ -11,12 +11,12 @@ import orjson
 import psycopg2
 import psycopg2.extras
 
-from .migrate import migrate
 from libs.common.settings import SettingsError
 from services.gateway.settings import GatewaySettings as Settings
 
 from . import admin, customers_commands, ideas_commands, similar_commands
 from .database import connect
+from .migrate import migrate
 
 COMMAND_GROUPS = (ideas_commands, customers_commands, similar_commands)
 

@@ -11,8 +11,8 @@ import psycopg2.extras
 psycopg2.extras.register_uuid()
 
 from libs.api.keys import PREFIXES, hash_key, new_key
-from libs.api.route import SCOPES
 from libs.api.plans import PLANS, RATE_PER_MINUTE
+from libs.api.route import SCOPES
 
 
 class AdminError(Exception):

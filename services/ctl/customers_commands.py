@@ -13,9 +13,10 @@ import uuid
 from typing import Any
 
 from libs.common.settings import Settings
+from services.ideas.projection import rebuild
+
 from .admin import AdminError
 from .database import connect
-from services.ideas.projection import rebuild
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:

@@ -9,9 +9,9 @@ import uuid
 from typing import Any
 
 from services.gateway.settings import GatewaySettings as Settings
+
 from . import admin
 from .database import connect
-
 from .seed import seed
 
 

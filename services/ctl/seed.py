@@ -13,15 +13,17 @@ import io
 import random
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from . import seed_data as d
-from .seed_rows import IdeaRows, line as _line
-from .sync_cursor import SyncCursor, run
 from libs.common import db
 from services.ideas import members, products, tags
 from services.ideas.state import create_state
+
+from . import seed_data as d
+from .seed_rows import IdeaRows
+from .seed_rows import line as _line
+from .sync_cursor import SyncCursor, run
 
 CHUNK = 50_000
 DAYS = 180
@@ -37,7 +39,7 @@ class Seeder:
         # The same seed gives the same data in every workspace; ids are mixed with the
         # workspace id so that two workspaces never share one.
         self.rng = random.Random(seed)
-        self.now = datetime.now(timezone.utc).replace(microsecond=0)
+        self.now = datetime.now(UTC).replace(microsecond=0)
         self.counts: dict[str, int] = {}
 
     def uid(self) -> uuid.UUID:

@@ -6,8 +6,9 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from . import seed_data as d
 from services.ideas.store import DECIDED, fold_title, rice_priority, rice_score
+
+from . import seed_data as d
 
 N = "\\N"
 IDEA_COLS = (

@@ -13,10 +13,11 @@ import uuid
 from typing import Any
 
 from libs.common.settings import Settings, SettingsError, env_choice
-from .admin import AdminError
-from .database import connect
 from services.ideas.embedding import MODELS, make_embedder
 from services.ideas.similar import rebuild
+
+from .admin import AdminError
+from .database import connect
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:

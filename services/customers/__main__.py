@@ -4,8 +4,8 @@ from libs.common.logging import configure_logging
 from libs.common.settings import load_or_exit
 from libs.common.web import run
 
-from .settings import CustomersSettings
 from .app import create_customers_app
+from .settings import CustomersSettings
 
 
 def main() -> None:

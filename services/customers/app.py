@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from libs.api.customers.routes import ROUTES
+from libs.api.topology import QUEUES
 from libs.common.retention import Sweep, retention_context
 from libs.common.web import (
     PG_POOL,
@@ -16,8 +18,6 @@ from libs.common.web import (
 )
 
 from . import signal_links, views
-from libs.api.customers.routes import ROUTES
-from libs.api.topology import QUEUES
 from .settings import CustomersSettings
 
 

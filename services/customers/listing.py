@@ -10,10 +10,10 @@ from typing import Any
 
 import aiopg
 
+from libs.api.customers.schemas import ListCustomersQuery
 from libs.common import db
 from libs.common.pagination import Secrets, page_tail
 
-from libs.api.customers.schemas import ListCustomersQuery
 from .store import COLUMNS
 
 SORT_COLUMNS = {"createdAt": "c.created_at", "arr": "c.arr", "name": "c.name"}

@@ -23,7 +23,6 @@ sees the other: no link slips between them.
 from __future__ import annotations
 
 import uuid
-
 from typing import Any
 
 import aiopg

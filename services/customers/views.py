@@ -6,13 +6,6 @@ from typing import Any
 
 from aiohttp import web
 
-from libs.common import db
-from libs.common.errors import Conflict, NotFound
-from libs.common.pagination import decode_cursor, page_info
-from libs.common.validation import parse_body, parse_query, path_uuid
-from libs.common.web import PG_POOL, SETTINGS, caller, data_response, json_response
-
-from . import events, ideas_client, links, listing, merges, store
 from libs.api.customers.schemas import (
     CreateCustomerRequest,
     LinkCustomerRequest,
@@ -20,6 +13,13 @@ from libs.api.customers.schemas import (
     PageQuery,
     UpdateCustomerRequest,
 )
+from libs.common import db
+from libs.common.errors import Conflict, NotFound
+from libs.common.pagination import decode_cursor, page_info
+from libs.common.validation import parse_body, parse_query, path_uuid
+from libs.common.web import PG_POOL, SETTINGS, caller, data_response, json_response
+
+from . import events, ideas_client, links, listing, merges, store
 from .serialize import customer_full, linked_customer
 
 

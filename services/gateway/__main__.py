@@ -4,8 +4,8 @@ from libs.common.logging import configure_logging
 from libs.common.settings import load_or_exit
 from libs.common.web import run
 
-from .settings import GatewaySettings
 from .app import create_gateway
+from .settings import GatewaySettings
 
 
 def main() -> None:

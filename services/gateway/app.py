@@ -25,6 +25,7 @@ from libs.common.errors import (
     ServiceUnavailable,
     Unauthorized,
 )
+from libs.common.unavailable import DatabaseUnavailable, database_down
 from libs.common.web import (
     OPEN_PATHS,
     PG_POOL,
@@ -34,17 +35,16 @@ from libs.common.web import (
     method_not_allowed,
     pg_context,
 )
-from libs.common.unavailable import DatabaseUnavailable, database_down
 
 from . import idempotency, ratelimit, workspace
 from .auth import KeyInfo, KeyStore, bearer_token, key_digest
 from .clients import ClientAddress
-from .docs import setup_docs
 from .compression import MIN_SIZE as STREAM_EXPORTS_FROM
 from .compression import setup_compression
 from .cors import setup_cors
+from .docs import setup_docs
 from .openapi import openapi_handler
-from .settings import SETTINGS, GatewaySettings
+from .priority import Priorities
 from .proxy import (
     BUFFER_LIMIT,
     Relayed,
@@ -54,7 +54,7 @@ from .proxy import (
     relay_aiohttp,
     relay_lean,
 )
-from .priority import Priorities
+from .settings import SETTINGS, GatewaySettings
 from .shares import FairShares, Refused, share_of
 from .upstream import UpstreamPool
 

@@ -21,11 +21,11 @@ from typing import TypeVar
 
 import aiopg
 
+from libs.api.keys import hash_key, is_key
+from libs.api.plans import RATE_PER_MINUTE
 from libs.common import db
 from libs.common.caller import H_REQUEST_ID, Caller
 from libs.common.errors import InvalidKey, Unauthorized
-from libs.api.keys import hash_key, is_key
-from libs.api.plans import RATE_PER_MINUTE
 
 _V = TypeVar("_V")
 

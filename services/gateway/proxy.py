@@ -27,10 +27,10 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from libs.common.caller import H_REQUEST_ID
-from libs.common.listener import close_after_answer
 from libs.common.errors import PayloadTooLarge, ServiceUnavailable, ValidationFailed
-from libs.common.validation import MAX_BODY
+from libs.common.listener import close_after_answer
 from libs.common.streaming import bound_receive_buffer, bound_send_buffer, cut_off, write_within
+from libs.common.validation import MAX_BODY
 
 from .compression import GzipStream, accepts_gzip, add_vary
 from .upstream import UpstreamError, UpstreamPool

@@ -14,7 +14,7 @@ import asyncio
 import math
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import aiopg
 import structlog
@@ -199,7 +199,7 @@ class SharedCounter:
                     conn._ims_rate_prepared = True  # type: ignore[attr-defined]  # our mark
                 await cur.execute(
                     "EXECUTE ims_rate_hit (%s, %s, %s)",
-                    (bucket, datetime.fromtimestamp(start, timezone.utc), n),
+                    (bucket, datetime.fromtimestamp(start, UTC), n),
                 )
                 row = await cur.fetchone()
         return int(row[0])
@@ -256,7 +256,7 @@ async def take(pool: aiopg.Pool, bucket: str, limit: int, window_s: int) -> Take
     whichever replica asks next. For rare, costly hits (exports): no coalescing, no blocks, no
     memory of a full window."""
     now = time.time()
-    start = datetime.fromtimestamp(math.floor(now / window_s) * window_s, timezone.utc)
+    start = datetime.fromtimestamp(math.floor(now / window_s) * window_s, UTC)
     async with db.cursor(pool) as cur:
         count = await db.fetchval(cur, _TAKE, (bucket, start, limit))
     reset = max(1, math.ceil(start.timestamp() + window_s - time.time()))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from typing import Any, cast, ClassVar
+from typing import Any, ClassVar, cast
 
 from aiohttp import web
 

@@ -347,7 +347,7 @@ class UpstreamPool:
             _, conn = await asyncio.wait_for(
                 loop.create_connection(_Conn, *addr), self.connect_timeout
             )
-        except (OSError, asyncio.TimeoutError) as err:
+        except (TimeoutError, OSError) as err:
             raise UpstreamError(f"cannot connect to {addr[0]}:{addr[1]}: {err!r}") from err
         return conn
 

@@ -10,8 +10,8 @@ from libs.common.logging import configure_logging  # noqa: E402
 from libs.common.settings import load_or_exit
 from libs.common.web import run
 
-from .settings import IdeasSettings
 from .app import create_ideas_app
+from .settings import IdeasSettings
 
 
 def main() -> None:

@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator, Callable
 
 from aiohttp import web
 
+from libs.api.ideas.routes import ROUTES
+from libs.api.topology import QUEUES
 from libs.common.retention import Sweep, retention_context
 from libs.common.web import (
     PG_POOL,
@@ -19,8 +21,6 @@ from libs.common.web import (
 )
 
 from . import prepared, projection, similar, views
-from libs.api.ideas.routes import ROUTES
-from libs.api.topology import QUEUES
 from .embedder import embedder_context
 from .internal import setup_internal_routes
 from .settings import IdeasSettings

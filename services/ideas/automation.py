@@ -15,18 +15,18 @@ the quota.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import aiopg
 
+from libs.api.ideas.requests import AutomationCreateIdea
+from libs.api.plans import AUTOMATION_QUOTA
 from libs.common import db
 from libs.common.caller import Caller
 from libs.common.errors import AutomationLimitReached
-from libs.api.plans import AUTOMATION_QUOTA
 
 from . import ops, store
-from libs.api.ideas.requests import AutomationCreateIdea
 from .render import IDEA_JSON, SIGNAL_JSON
 
 # One automation list item per row, newest first (row_to_json: compact, keys in this order).
@@ -123,7 +123,7 @@ async def take_quota(cur: aiopg.Cursor, who: Caller) -> None:
     """Count one automation idea this UTC month; 403 limit_exceeded past the plan's quota (the
     transaction rolls back, so a refused call uses nothing)."""
     quota = AUTOMATION_QUOTA.get(who.plan)
-    month = datetime.now(timezone.utc).date().replace(day=1)
+    month = datetime.now(UTC).date().replace(day=1)
     used = await db.fetchval(
         cur,
         "INSERT INTO ideas.automation_usage AS u (workspace_id, month, n) VALUES (%s, %s, 1)"
@@ -142,7 +142,7 @@ async def quota_reached(cur: aiopg.Cursor, who: Caller) -> bool:
     quota = AUTOMATION_QUOTA.get(who.plan)
     if quota is None:
         return False
-    month = datetime.now(timezone.utc).date().replace(day=1)
+    month = datetime.now(UTC).date().replace(day=1)
     used = await db.fetchval(
         cur,
         "SELECT n FROM ideas.automation_usage WHERE workspace_id = %s AND month = %s",

@@ -267,7 +267,7 @@ def embedder_context() -> Callable[[web.Application], AsyncIterator[None]]:
                 proc.terminate()
                 try:
                     await asyncio.wait_for(proc.wait(), STOP_S)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     proc.kill()
                     await proc.wait()
 

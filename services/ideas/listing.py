@@ -14,7 +14,6 @@ COUNT_TTL seconds.
 from __future__ import annotations
 
 import asyncio
-
 import time
 import uuid
 from dataclasses import dataclass
@@ -23,12 +22,12 @@ from typing import Any
 
 import aiopg
 
+from libs.api.ideas.requests import ListIdeasQuery
 from libs.common import db
 from libs.common.errors import ValidationFailed
 from libs.common.pagination import decode_cursor, page_tail
 
 from . import prepared
-from libs.api.ideas.requests import ListIdeasQuery
 from .render import IDEA_JSON
 
 

@@ -4,6 +4,7 @@ new name or e-mail) each emit `idea.updated` in the write's transaction."""
 
 from __future__ import annotations
 
+import aiopg
 from aiohttp import web
 
 from libs.api.ideas.requests import (
@@ -16,8 +17,6 @@ from libs.common import db
 from libs.common.caller import Caller
 from libs.common.validation import parse_body, path_uuid
 from libs.common.web import PG_POOL, caller, data_response
-
-import aiopg
 
 from . import members, ops, products
 from .render import fragment

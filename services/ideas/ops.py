@@ -15,14 +15,14 @@ from typing import Any
 import aiopg
 import orjson
 
+from libs.api.ideas.requests import UpdateIdeaRequest
+from libs.api.webhooks.events import AUTHOR_HEADER
 from libs.common import db
 from libs.common.caller import Caller
 from libs.common.errors import NotFound, ValidationFailed
 from libs.common.messaging import add_event
 
 from . import evidence, members, products, store, tags
-from libs.api.ideas.requests import UpdateIdeaRequest
-from libs.api.webhooks.events import AUTHOR_HEADER
 from .render import IDEA_JSON, fragment
 
 
@@ -61,7 +61,7 @@ async def create(cur: aiopg.Cursor, who: Caller, items: list[store.NewIdea]) -> 
         if item.decision_owner_id is not None:
             item.owner = owners[item.decision_owner_id]
     ideas = await store.create_ideas(cur, who.workspace_id, initial_status(who), items)
-    for item, idea in zip(items, ideas):
+    for item, idea in zip(items, ideas, strict=True):
         if item.decision_owner_id is not None:  # the decision owner is the owner participant
             idea_id = uuid.UUID(orjson.loads(idea)["id"])
             await evidence.make_owner(cur, who.workspace_id, idea_id, item.decision_owner_id)

@@ -9,7 +9,6 @@ from typing import Any, cast
 from aiohttp import web
 
 from libs.common import web as common_web
-from .embedding import MODELS
 from libs.common.settings import (
     Settings,
     SettingsError,
@@ -18,6 +17,8 @@ from libs.common.settings import (
     env_float,
     env_int,
 )
+
+from .embedding import MODELS
 
 
 def _fraction(env: dict[str, str], name: str, default: float) -> float:

@@ -9,7 +9,7 @@ lock, and each recount sees every signal committed before it, so the figures sta
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -70,7 +70,7 @@ async def create(
             sentiment,
             sentiment_score,
             customer_id,
-            body.detectedAt or datetime.now(timezone.utc),
+            body.detectedAt or datetime.now(UTC),
         ),
     )
     signal = str((await cur.fetchone())[0])

@@ -26,8 +26,8 @@ import io
 import threading
 import uuid
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,8 +45,8 @@ from libs.common.tasks import raise_if_cancelled
 from . import prepared
 from .embedding import (
     DIM,
-    EmbedPool,
     Embedder,
+    EmbedPool,
     StaticEmbedder,
     idea_text,
     make_embedder,
@@ -239,7 +239,7 @@ class Index:
         top = np.argsort(-scores)[:k] if len(cand) <= k else np.argpartition(-scores, k)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         rows = ids[cand[top]]
-        return list(zip(map(bytes, rows), scores[top].tolist()))
+        return list(zip(map(bytes, rows), scores[top].tolist(), strict=True))
 
     @property
     def nbytes(self) -> int:
@@ -351,7 +351,7 @@ class Similar:
                 self.verified[(workspace_id, text)] = vector  # the most recently used last
         if missing:
             fresh = (await self._transformer([texts[row] for row in missing])).astype(np.float16)
-            for row, vector in zip(missing, fresh):
+            for row, vector in zip(missing, fresh, strict=True):
                 out[row] = vector
                 # a copy: a row of `fresh` would keep the whole call's array alive
                 self.verified[(workspace_id, texts[row])] = vector.copy()
@@ -459,7 +459,12 @@ class Similar:
             " WHERE seq > %s AND seq <= %s AND workspace_id = ANY(%s::uuid[])"
             " AND seq NOT IN (SELECT unnest(%s::bigint[])) ORDER BY seq",
             # an array literal: a list would be sent as ARRAY[...] of 1,024 expressions
-            (low, top, [str(w) for w in self.indexes], "{%s}" % ",".join(map(str, self.fetched))),
+            (
+                low,
+                top,
+                [str(w) for w in self.indexes],
+                "{" + ",".join(map(str, self.fetched)) + "}",
+            ),
         )
         self.fetched.update(r["seq"] for r in rows)
         for r in rows:
@@ -761,7 +766,7 @@ def rebuild(
         texts = [idea_text(r[2], r[3]) for r in part]
         vecs = quantize(np.vstack([embedder.embed([t]) for t in texts]))
         with conn, conn.cursor() as cur:
-            for r, t, v in zip(part, texts, vecs):
+            for r, t, v in zip(part, texts, vecs, strict=True):
                 cur.execute(
                     "INSERT INTO ideas.embeddings AS e (workspace_id, idea_id, vector,"
                     " text_hash, live) VALUES (%s, %s, %s, %s, %s)"

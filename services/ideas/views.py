@@ -5,12 +5,6 @@ from __future__ import annotations
 import orjson
 from aiohttp import web
 
-from libs.common import db
-from libs.common.pagination import page_info
-from libs.common.validation import parse_body, parse_query, path_uuid
-from libs.common.web import PG_POOL, caller, data_response, json_response
-
-from . import automation, listing, merge, ops, similar, store, subresources, workspace
 from libs.api.ideas.requests import (
     AutomationCreateIdea,
     AutomationListQuery,
@@ -26,8 +20,13 @@ from libs.api.ideas.requests import (
     UpdateIdeaRequest,
     VoteRequest,
 )
+from libs.common import db
+from libs.common.pagination import page_info
+from libs.common.validation import parse_body, parse_query, path_uuid
+from libs.common.web import PG_POOL, caller, data_response, json_response
+
+from . import automation, listing, merge, ops, similar, store, subresources, workspace
 from .embedding import idea_text
-from .field_views import create_tag, delete_tag, unvote_idea, update_tag
 from .evidence_views import (
     create_evidence,
     create_meeting,
@@ -39,6 +38,7 @@ from .evidence_views import (
     delete_support_ticket,
     update_participant,
 )
+from .field_views import create_tag, delete_tag, unvote_idea, update_tag
 from .member_product_views import (
     create_member,
     create_product,

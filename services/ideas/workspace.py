@@ -8,7 +8,7 @@ sets from its row of `gateway.workspaces` (written by `PATCH /workspace`, docs/g
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import aiopg
@@ -78,7 +78,7 @@ async def info(cur: aiopg.Cursor, who: Caller) -> dict[str, Any]:
         (who.workspace_id,),
     )
     counts = {r["status"]: r["n"] for r in rows}
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     month = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
     this_month = await db.fetchval(
         cur,

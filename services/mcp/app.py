@@ -16,12 +16,12 @@ from aiohttp_asgi import ASGIResource
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from libs.api.mcp.routes import MCP_PATH
+from libs.api.table import TOOL_ROUTES
 from libs.common.errors import ValidationFailed
 from libs.common.web import PEERS, create_app, http_context, stop_tasks
 
 from .catalogue import build
-from libs.api.mcp.routes import MCP_PATH
-from libs.api.table import TOOL_ROUTES
 from .server import Services, ToolServer
 from .settings import McpSettings
 

@@ -17,8 +17,8 @@ from typing import Annotated, Any
 import mcp.types as types
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, WithJsonSchema, create_model
 
-from libs.api.route import Route, Tool
 from libs.api.plans import GATED_PLANS
+from libs.api.route import Route, Tool
 
 IDEA_NUMBER = re.compile(r"IDEA-([1-9][0-9]{0,18})")
 # An idea input takes any value; whatever is neither a uuid nor `IDEA-<n>` names no idea.

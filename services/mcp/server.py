@@ -19,16 +19,16 @@ import aiohttp
 import mcp.types as types
 import orjson
 import structlog
-from mcp.server.lowlevel import Server
 from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from libs.common.caller import H_REQUEST_ID, Caller, caller_from_headers
 from libs.common.errors import ApiError, NotFound, ServiceUnavailable, Unauthorized
 from libs.common.peers import Peers
-from libs.common.validation import validation_failure
 from libs.common.render import dumps
+from libs.common.validation import validation_failure
 
 from .catalogue import CatalogueTool, idea_ref
 

@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator
 import aiopg
 from aiohttp import web
 
+from libs.api.topology import QUEUES
+from libs.api.webhooks.routes import ROUTES
 from libs.common.retention import Sweep, retention_context
 from libs.common.web import (
     PG_POOL,
@@ -19,14 +21,12 @@ from libs.common.web import (
 )
 
 from . import views
-from libs.api.webhooks.routes import ROUTES
-from libs.api.topology import QUEUES
-from .views import PINGER
 from .consumer import PREFETCH, BatchConsumer
 from .dispatcher import Dispatcher
 from .fanout import Fanout
 from .sender import Sender, delivery_session
 from .settings import SETTINGS, WebhooksSettings
+from .views import PINGER
 
 DISPATCHER = web.AppKey("dispatcher", Dispatcher)
 DISPATCH_POOL = web.AppKey("dispatch_pool", aiopg.Pool)

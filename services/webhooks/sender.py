@@ -13,15 +13,14 @@ Only the first `BODY_CAP` bytes of an answer are read. Whatever goes wrong, `sen
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import hmac
 import ssl
 import time
 from dataclasses import dataclass
-from functools import lru_cache
 from email.utils import parsedate_to_datetime
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -176,7 +175,7 @@ class Sender:
                 text = snippet.decode("utf-8", "replace").strip()
                 error = (f"HTTP {resp.status}" + (f": {text}" if text else ""))[:ERROR_CAP]
                 return resp.status, error, wait
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None, f"timeout: no answer within {self.timeout.total:g} s", None
         except aiohttp.ClientError as err:
             return None, describe(err)[:ERROR_CAP], None

@@ -7,6 +7,13 @@ import uuid
 
 from aiohttp import web
 
+from libs.api.webhooks.schemas import (
+    AutomationSubscribeRequest,
+    CreateWebhookRequest,
+    DeliveryListQuery,
+    RotateSecretRequest,
+    UpdateWebhookRequest,
+)
 from libs.common import db
 from libs.common.errors import (
     AutomationLimitReached,
@@ -22,13 +29,6 @@ from libs.common.web import PG_POOL, caller, data_response, json_response
 
 from . import deliveries
 from . import subscriptions as subs
-from libs.api.webhooks.schemas import (
-    AutomationSubscribeRequest,
-    CreateWebhookRequest,
-    DeliveryListQuery,
-    RotateSecretRequest,
-    UpdateWebhookRequest,
-)
 from .dispatcher import Dispatcher, PingRefused
 from .settings import SETTINGS
 from .store import Claimed, Secrets

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg2
@@ -18,15 +18,15 @@ import psycopg2.extras
 psycopg2.extras.register_uuid()
 
 _numbers = itertools.count(1)
-NOW = datetime.now(timezone.utc)
+NOW = datetime.now(UTC)
 
 
 def ago(days: float = 0, **kw: float) -> datetime:
-    return datetime.now(timezone.utc) - timedelta(days=days, **kw)
+    return datetime.now(UTC) - timedelta(days=days, **kw)
 
 
 def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=timezone.utc)  # type: ignore[misc]
+    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
 
 
 class Db:

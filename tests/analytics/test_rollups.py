@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg2
@@ -95,7 +95,7 @@ class Writer:
         self.conn, self.ws, self.rnd = conn, ws, rnd
         self.ideas: list[uuid.UUID] = []
         self.signals: list[uuid.UUID] = []
-        self.now = datetime.now(timezone.utc)
+        self.now = datetime.now(UTC)
 
     def ideas_(self, k: int) -> None:
         rnd, rows = self.rnd, []

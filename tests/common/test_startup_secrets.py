@@ -45,10 +45,12 @@ async def start(service: str, name: str, value: str | None) -> tuple[int, str]:
     )
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         proc.kill()
         await proc.wait()
-        raise AssertionError(f"{service} started with {name}={value!r} instead of refusing")
+        raise AssertionError(
+            f"{service} started with {name}={value!r} instead of refusing"
+        ) from None
     return proc.returncode or 0, (out + err).decode()
 
 
@@ -59,7 +61,7 @@ async def test_every_process_refuses_to_start_without_real_secrets() -> None:
     names = ("INTERNAL_TOKEN", "CURSOR_SECRET")
     runs = [(svc, (names[n % 2], *BAD[n % len(BAD)])) for n, svc in enumerate(SERVICES)]
     results = await asyncio.gather(*(start(svc, name, value) for svc, (name, value, _) in runs))
-    for (svc, (name, value, words)), (code, output) in zip(runs, results):
+    for (svc, (name, value, words)), (code, output) in zip(runs, results, strict=True):
         assert code != 0, (svc, name, output)
         assert name in output and words in output, (svc, name, output)
         assert value is None or value not in output, (svc, "the value was printed")

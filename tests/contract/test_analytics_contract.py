@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import uuid
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -118,14 +119,14 @@ async def test_period_enum_on_decisions_and_signals(api: Api, report: str) -> No
 
 async def test_default_periods_and_ranges_of_decisions_and_signals(api: Api) -> None:
     """Decisions default to months, signals to weeks (Mondays); both cover the last 90 days."""
-    today = datetime.now(timezone.utc).date()
+    today = datetime.now(UTC).date()
     first = today - timedelta(days=90)
     months = [iso_day(b["start"]) for b in (await api.get(f"{A}/decisions")).data["overTime"]]
     assert all(m.day == 1 for m in months) and months == sorted(months)
     assert months[0] == first.replace(day=1) and months[-1] == today.replace(day=1)
     weeks = [iso_day(b["start"]) for b in (await api.get(f"{A}/signals")).data["overTime"]]
     assert all(w.weekday() == 0 for w in weeks)
-    assert all(b - a == timedelta(days=7) for a, b in zip(weeks, weeks[1:]))
+    assert all(b - a == timedelta(days=7) for a, b in itertools.pairwise(weeks))
     assert weeks[0] == first - timedelta(days=first.weekday())
     assert weeks[-1] == today - timedelta(days=today.weekday())
 
@@ -195,7 +196,9 @@ async def test_active_is_the_workspace_active_ideas(api: Api) -> None:
         r = await api.post("/api/v1/ideas", json={"title": title})
         assert r.status == 200, r.body
         ids.append(r.data["id"])
-    for idea_id, status in zip(ids, ("planned", "shipped", "rejected", "in_progress")):
+    for idea_id, status in zip(
+        ids[:4], ("planned", "shipped", "rejected", "in_progress"), strict=True
+    ):
         assert (await api.patch(f"/api/v1/ideas/{idea_id}", json={"status": status})).status == 200
     assert (await api.delete(f"/api/v1/ideas/{ids[4]}")).status == 200
     info = (await api.get("/api/v1/workspace")).data
@@ -262,7 +265,7 @@ async def test_limit_over_ten_thousand_is_refused_on_every_kind(
 
 
 async def test_empty_csv_exports_have_a_header_and_a_dated_file_name(api: Api) -> None:
-    today = datetime.now(timezone.utc).date().isoformat()
+    today = datetime.now(UTC).date().isoformat()
     for kind in KINDS:
         r = await api.get(f"{E}/{kind}", params={"format": "csv"})
         got = csv_rows(r)
@@ -289,7 +292,7 @@ async def test_csv_guard_applies_to_text_cells_only(api: Api, db: Db) -> None:
     """Text starting with - or @ is guarded; numbers are written as they are (section 9)."""
     db.idea("-minus", vote_count=-3, total_customer_arr=-12.5, category="@home")
     header, row = csv_rows(await api.get(f"{E}/ideas", params={"format": "csv"}))
-    cells = dict(zip(header, row))
+    cells = dict(zip(header, row, strict=True))
     assert cells["title"] == "'-minus" and cells["category"] == "'@home"
     assert cells["voteCount"] == "-3" and cells["totalCustomerARR"] == "-12.5"
     assert cells["signalCount"] == "0"

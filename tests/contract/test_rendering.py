@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg2
@@ -56,9 +56,9 @@ async def receiver() -> Any:
 def test_sql_and_python_write_a_date_time_alike(system: System) -> None:
     """public.ims_json_ts (SQL) and render.timestamp (Python) give the same text."""
     moments = [
-        datetime(2024, 5, 1, 9, 30, tzinfo=timezone.utc),
-        datetime(2024, 5, 1, 9, 30, 0, 120000, tzinfo=timezone.utc),
-        datetime(999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc),
+        datetime(2024, 5, 1, 9, 30, tzinfo=UTC),
+        datetime(2024, 5, 1, 9, 30, 0, 120000, tzinfo=UTC),
+        datetime(999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
         datetime.fromisoformat("2024-02-29T23:00:00.000001-05:00"),
     ]
     conn = psycopg2.connect(system.database_url, options="-c timezone=Asia/Kolkata")
@@ -405,7 +405,7 @@ async def check_exports(api: Api, check: FormCheck) -> int:
         table = list(csv.reader(io.StringIO(r.body.decode())))
         assert len(table) > 2, kind
         for row in table[1:]:
-            for column, cell in zip(table[0], row):
+            for column, cell in zip(table[0], row, strict=True):
                 check.string(
                     cell,
                     f"export {kind}.csv {column}",

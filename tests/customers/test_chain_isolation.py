@@ -7,6 +7,7 @@ adds nothing; exactly the customers linked go up (an unlinked pair stays unlinke
 from __future__ import annotations
 
 import asyncio
+import itertools
 import uuid
 from typing import Any
 
@@ -39,7 +40,7 @@ async def merge_chain(api: Any, length: int) -> list[str]:
     ideas = [(await new_idea(api))["id"] for _ in range(length)]
     first = await new_customer(api, arr=1000)
     await link(api, ideas[0], first["id"])
-    for dup, primary in zip(ideas, ideas[1:]):
+    for dup, primary in itertools.pairwise(ideas):
         r = await api.post(f"{I}/{dup}/merge", json={"intoId": primary})
         assert r.status == 200, r.body
     assert await until_arr(api, ideas[-1], 1000, within=30) == 1000

@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import uuid
 import sys
+import uuid
+from functools import partial
 
 import psycopg2
 
@@ -46,7 +47,7 @@ async def test_many_quick_changes_end_exact(api: Api) -> None:
         )
     expect = sum(500 + n for n in range(4))
     for idea in ideas:
-        assert await poll(lambda: idea_arr(api, idea["id"]), expect, within=2.0) == expect
+        assert await poll(partial(idea_arr, api, idea["id"]), expect, within=2.0) == expect
 
 
 async def test_replayed_and_late_events_change_nothing(api: Api, tap: Tap) -> None:

@@ -39,8 +39,9 @@ async def test_auth_comes_before_routing(api: Api) -> None:
 
 async def test_revoked_key_stops_within_five_seconds(system: System, ws) -> None:
     """A revoked key is refused within 5 s."""
-    from services.ctl import admin
     import psycopg2
+
+    from services.ctl import admin
 
     key = make_key(system.database_url, ws.id)
     client = ws.api.with_key(key["key"])

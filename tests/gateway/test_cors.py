@@ -5,7 +5,6 @@ The rig's gateways allow https://app.example.com and http://localhost:3000."""
 from __future__ import annotations
 
 import secrets
-
 import uuid
 from typing import Any
 

@@ -110,7 +110,7 @@ async def test_a_small_limit_is_counted_hit_by_hit(database_url: str) -> None:
         counters = [SharedCounter(p) for p in pools]
         bucket = f"test:{uuid.uuid4()}"
         verdicts = []
-        for wave in range(4):
+        for _ in range(4):  # four waves
             verdicts += await asyncio.gather(
                 *(counters[i % 2].hit(bucket, 100, 3600) for i in range(50))
             )

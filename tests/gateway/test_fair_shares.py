@@ -70,7 +70,7 @@ async def test_free_slots_go_round_robin_across_workspaces_fifo_inside_one() -> 
         await _settle()
     held = {"a": 2}
     order = ["a1", "b1", "c1", "a2", "b2", "a3"]
-    for name in order:
+    for _ in order:
         # free one slot of a workspace holding one, as its request ends
         ws = next(w for w, n in held.items() if n)
         held[ws] -= 1
@@ -241,7 +241,7 @@ async def test_a_service_full_of_everyones_shares_answers_503_after_the_bounded_
     before = len(rig.accepted)
     pings = [
         asyncio.create_task(ws.api.post(f"/api/v1/webhooks/{hook}/test"))
-        for ws, hook in zip(holders, hooks)
+        for ws, hook in zip(holders, hooks, strict=True)
         for _ in range(SHARE)
     ]
     async with asyncio.timeout(8):  # every ping holds its slot, waiting for the receiver

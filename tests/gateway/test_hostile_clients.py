@@ -127,7 +127,7 @@ async def test_slow_request_heads_are_cut_off_on_every_listener(rig: GatewayRig)
             for port in ports
         )
     )
-    assert all(t is not None and t < 3.5 for t in took), dict(zip(ports, took))
+    assert all(t is not None and t < 3.5 for t in took), dict(zip(ports, took, strict=True))
 
 
 async def test_idle_connections_close_after_the_keep_alive_timeout(rig: GatewayRig) -> None:
@@ -140,7 +140,7 @@ async def test_idle_connections_close_after_the_keep_alive_timeout(rig: GatewayR
             for port in ports
         )
     )
-    assert all(t is not None and 4 <= t <= 9 for t in took), dict(zip(ports, took))
+    assert all(t is not None and 4 <= t <= 9 for t in took), dict(zip(ports, took, strict=True))
 
 
 # ---- Floods of invented keys -----------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tests.ideas.conftest import Tap
@@ -43,7 +43,7 @@ async def listed(api: Api, **params: Any) -> list[str]:
 
 
 def iso(t: datetime) -> str:
-    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 async def test_fields_on_create_batch_and_patch(api: Api) -> None:
@@ -52,7 +52,7 @@ async def test_fields_on_create_batch_and_patch(api: Api) -> None:
     `actionable` true."""
     dana = await member(api, "Dana Lee", "Dana@Acme.example")
     web = await product(api, "Web App")
-    due = datetime(2031, 5, 1, 12, 30, tzinfo=timezone.utc)
+    due = datetime(2031, 5, 1, 12, 30, tzinfo=UTC)
     body = {
         "title": "Dark mode",
         "ideaType": "feature_request",
@@ -289,8 +289,8 @@ async def test_decisions_report_and_product_breakdown_from_api_fields(api: Api) 
     dana = await member(api, "Dana Lee", "Dana@Acme.example")
     ada = await member(api, "Ada", "ada@acme.example")
     web = await product(api, "Web")
-    past = iso(datetime.now(timezone.utc) - timedelta(days=2))
-    future = iso(datetime.now(timezone.utc) + timedelta(days=20))
+    past = iso(datetime.now(UTC) - timedelta(days=2))
+    future = iso(datetime.now(UTC) + timedelta(days=20))
     plan = [
         (dana, "shipped", past, web),
         (dana, "rejected", None, web),

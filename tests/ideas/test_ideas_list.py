@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import psycopg2
 
@@ -119,7 +119,7 @@ async def test_nullable_sort_keeps_nulls_last(api: Api) -> None:
 async def test_every_sort_key_is_accepted(api: Api, system: System, ws) -> None:
     """Each sort key orders by its field (nulls last) in both orders."""
     ideas = await make(api, 4)
-    day = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    day = datetime(2025, 1, 1, tzinfo=UTC)
     for n, idea in enumerate(ideas[:3]):
         sql(
             system,
@@ -207,7 +207,7 @@ async def test_filters(api: Api, system: System, ws) -> None:
     assert c["id"] not in await ids(has_customers=False)
     assert await ids(min_arr=1000) == {a["id"]}
     assert await ids(min_arr=100) == {a["id"], c["id"]}
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     assert await ids(shipped_since=(now - timedelta(minutes=1)).isoformat()) == {c["id"]}
     assert await ids(decided_since=(now - timedelta(minutes=1)).isoformat()) == {b["id"], c["id"]}
     assert await ids(since=(now + timedelta(minutes=1)).isoformat()) == set()

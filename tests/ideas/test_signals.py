@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from statistics import mean
 from typing import Any
 
@@ -27,7 +27,7 @@ def signals_path(idea_id: str) -> str:
 
 
 def ts(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 async def new_idea(api: Api, title: str = "Signals idea") -> dict[str, Any]:
@@ -94,7 +94,7 @@ async def test_a_signal_raises_the_figures_and_its_deletion_takes_them_back(
         "uniqueSourceCount": 0,
         "averageSentiment": None,
     }
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     a = await record(
         api,
         idea["id"],
@@ -136,7 +136,7 @@ async def test_a_signal_raises_the_figures_and_its_deletion_takes_them_back(
     c = await record(api, idea["id"], platform="zendesk", sentimentScore=-0.25)
     # detectedAt defaults to now
     got = datetime.fromisoformat(c["detectedAt"].replace("Z", "+00:00"))
-    assert abs((got - datetime.now(timezone.utc)).total_seconds()) < 30
+    assert abs((got - datetime.now(UTC)).total_seconds()) < 30
     assert await figures(api, idea["id"]) == {
         "signalCount": 3,
         "lastSignalAt": c["detectedAt"],
@@ -178,7 +178,7 @@ async def test_concurrent_creates_and_deletes_keep_the_figures_exact(ws: Workspa
     signals that remain, exactly."""
     api = ws.api
     idea = await new_idea(api)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
 
     def body(i: int) -> dict[str, Any]:
         return {
@@ -212,7 +212,7 @@ async def test_the_body_is_validated_naming_the_field(ws: Workspace) -> None:
     recorded."""
     api = ws.api
     idea = await new_idea(api)
-    future = ts(datetime.now(timezone.utc) + timedelta(minutes=5))
+    future = ts(datetime.now(UTC) + timedelta(minutes=5))
     cases: list[tuple[dict[str, Any], str]] = [
         ({}, "platform"),
         ({"platform": ""}, "platform"),

@@ -441,7 +441,7 @@ async def test_search_texts_waiting_together_get_their_own_vectors() -> None:
     caller gets its own text's vector, the one the model gives it alone."""
     import numpy as np
 
-    from services.ideas.embedding import EmbedPool, Embedder
+    from services.ideas.embedding import Embedder, EmbedPool
 
     texts = [f"Request {i}: " + "export the invoices as PDF " * (i % 5) for i in range(24)]
     model = Embedder(1)

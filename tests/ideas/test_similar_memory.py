@@ -18,8 +18,8 @@ from tests.webhooks.support import (
 
 from .test_similar import (
     children_end_with_a_killed_process,
-    similar_part_system,
     new_idea,
+    similar_part_system,
     similar_to,
     until,
 )
@@ -43,9 +43,9 @@ async def test_least_recently_searched_indexes_are_dropped_and_load_again(
     tight: PartSystem, http: Any, openapi: Any
 ) -> None:
     apis = [workspace_api(tight, http, openapi)[1] for _ in IDEAS]
-    ideas = [await new_idea(api, title) for api, (title, _) in zip(apis, IDEAS)]
+    ideas = [await new_idea(api, title) for api, (title, _) in zip(apis, IDEAS, strict=True)]
     for _ in range(2):  # the second round searches each workspace after its index was dropped
-        for api, idea, (_, query) in zip(apis, ideas, IDEAS):
+        for api, idea, (_, query) in zip(apis, ideas, IDEAS, strict=True):
 
             async def found(api: Any = api, idea: Any = idea, query: str = query) -> bool:
                 got = await similar_to(api, query)

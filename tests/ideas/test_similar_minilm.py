@@ -24,11 +24,11 @@ from tests.webhooks.support import (
 )
 
 from .test_similar import (
-    children_end_with_a_killed_process,
-    similar_part_system,
     I,
+    children_end_with_a_killed_process,
     model_processes,
     new_idea,
+    similar_part_system,
     similar_to,
     until,
 )

@@ -95,8 +95,10 @@ async def load(api: Api) -> dict[str, str]:
             json={"ideas": [{"title": i["title"], "summary": i["summary"]} for i in chunk]},
         )
         assert r.status == 200, r.body
-        key_of.update({idea["id"]: src["key"] for idea, src in zip(r.data["ideas"], chunk)})
-    waiting = dict(zip(key_of, ideas))
+        key_of.update(
+            {idea["id"]: src["key"] for idea, src in zip(r.data["ideas"], chunk, strict=True)}
+        )
+    waiting = dict(zip(key_of, ideas, strict=True))
     deadline = asyncio.get_running_loop().time() + 60
     while waiting:
         items = list(waiting.items())
@@ -107,7 +109,7 @@ async def load(api: Api) -> dict[str, str]:
                 for _, s in items
             ],
         )
-        for (idea_id, _), r in zip(items, answers):
+        for (idea_id, _), r in zip(items, answers, strict=True):
             assert r.status == 200, r.body
             if r.data and r.data[0]["idea"]["id"] == idea_id:
                 del waiting[idea_id]
@@ -165,7 +167,7 @@ async def rank(api: Api, key_of: dict[str, str], p: Part) -> Figures:
         4, [api.post(f"{I}/similar", json={"title": t, "limit": 5}) for t in texts]
     )
     assert all(r.status == 200 for r in answers), [r.body for r in answers if r.status != 200]
-    for q, r in zip(p.queries, answers):
+    for q, r in zip(p.queries, answers, strict=True):
         ranked = [key_of[o["idea"]["id"]] for o in r.data]
         fig.top1 += ranked[0] == q["match"]
         fig.top5 += q["match"] in ranked

@@ -35,7 +35,7 @@ async def test_rows_are_read_once_and_late_commits_are_not_missed(system: Any) -
     pool = await aiopg.create_pool(system.database_url, minsize=1, maxsize=1)
     try:
         with first:
-            for idea, v in zip(ideas[:3], vectors[:3]):
+            for idea, v in zip(ideas[:3], vectors[:3], strict=True):
                 write(first, workspace, idea, v)
         index = await similar.index(workspace)
         assert index.n == 3
@@ -51,7 +51,7 @@ async def test_rows_are_read_once_and_late_commits_are_not_missed(system: Any) -
             late.commit()
             assert await similar.refresh(cur) == 1, "a row committed out of seq order was missed"
             assert await similar.refresh(cur) == 0
-        for idea, v in zip(ideas, vectors):
+        for idea, v in zip(ideas, vectors, strict=True):
             assert index.search(v, 1)[0][0] == idea
     finally:
         similar.close()

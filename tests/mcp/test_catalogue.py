@@ -6,8 +6,8 @@ from __future__ import annotations
 import uuid
 
 from libs.api.route import API
-from services.mcp.catalogue import build, idea_ref
 from libs.api.table import TOOL_ROUTES
+from services.mcp.catalogue import build, idea_ref
 
 
 def test_twelve_tools_are_served() -> None:

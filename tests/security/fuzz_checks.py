@@ -18,7 +18,6 @@ import schemathesis
 from schemathesis.openapi.checks import RejectedPositiveData
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-
 RICE_FIELDS = ("riceReach", "riceImpact", "riceConfidence", "riceEffort")
 
 

@@ -23,12 +23,12 @@ import aiohttp
 import psycopg2
 import pytest
 
-from libs.api.route import SCOPES, Route
 from libs.api.keys import new_key
+from libs.api.route import SCOPES, Route
+from libs.api.table import ROUTE_TABLE
 from tests.support.api import Api, Resp, Workspace, make_key
 from tests.support.openapi_check import OpenApi
 from tests.support.processes import System
-from libs.api.table import ROUTE_TABLE
 
 from .conftest import workspace_in
 from .records import Records, seed_records
@@ -300,7 +300,7 @@ async def test_route_refuses_hostile_callers(matrix: Matrix, route: Route) -> No
     after = snapshot(m.database_url, m.tables, [m.a.id, m.b.id])
     problems = [
         p
-        for (what, _, status, code), r in zip(calls, answers)
+        for (what, _, status, code), r in zip(calls, answers, strict=True)
         if (p := expect(r, status, code, what))
     ]
     problems += [f"{table} changed" for table in m.tables if before[table] != after[table]]

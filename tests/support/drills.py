@@ -188,7 +188,7 @@ class Drills:
                         gateway=n % 2 if len(self.system.gateway_urls()) > 1 else 0,
                     )  # type: ignore[union-attr]
                     statuses[str(status)] += 1
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     out.over_timeout += 1
                 except aiohttp.ClientError:
                     out.no_answer += 1
@@ -235,20 +235,22 @@ class Drills:
             async with self.http.get(url, timeout=aiohttp.ClientTimeout(total=2)) as r:
                 await r.read()
                 return r.status == 200
-        except (aiohttp.ClientError, asyncio.TimeoutError):
+        except (TimeoutError, aiohttp.ClientError):
             return False
 
     async def _watch(self, stop: asyncio.Event, red: set[str]) -> None:
         while not stop.is_set():
             states = await asyncio.gather(*(self._ready(u) for _, u in self._endpoints()))
-            red.update(name for (name, _), ok in zip(self._endpoints(), states) if not ok)
+            red.update(
+                name for (name, _), ok in zip(self._endpoints(), states, strict=True) if not ok
+            )
             await asyncio.sleep(0.1)
 
     async def wait_green(self, timeout: float = 90.0) -> list[str]:
         deadline = time.monotonic() + timeout
         while True:
             states = await asyncio.gather(*(self._ready(u) for _, u in self._endpoints()))
-            red = [name for (name, _), ok in zip(self._endpoints(), states) if not ok]
+            red = [name for (name, _), ok in zip(self._endpoints(), states, strict=True) if not ok]
             if not red or time.monotonic() > deadline:
                 return red
             await asyncio.sleep(0.2)

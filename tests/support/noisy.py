@@ -12,6 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+
 from .api import Resp
 
 ENTERPRISE_PER_MINUTE = 1200

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import jsonschema
@@ -64,7 +64,7 @@ class OpenApi:
         if media == "application/json":
             self._validator(id(self), str(status), op["operationId"], media).validate(body)
 
-    @lru_cache(maxsize=None)  # noqa: B019 - one document per test run
+    @cache  # noqa: B019 - one document per test run
     def _validator(self, _: int, status: str, operation_id: str, media: str) -> Any:
         op = next(
             o

@@ -20,9 +20,9 @@ from typing import Any
 
 import psycopg2
 
-from services.ctl.migrate import migrate
 from scripts.devrun import pgcluster, rabbitmq
 from scripts.devrun.targets import AmqpTarget
+from services.ctl.migrate import migrate
 from tests.support.processes import free_port
 
 

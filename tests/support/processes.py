@@ -17,8 +17,8 @@ from pathlib import Path
 import aiohttp
 import psycopg2
 
-from services.ctl.migrate import migrate
 from scripts.devrun.common import free_ports
+from services.ctl.migrate import migrate
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = ("gateway", "ideas", "customers", "webhooks", "analytics", "mcp", "similar")

@@ -10,7 +10,7 @@ import ssl
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -95,7 +95,7 @@ class Receiver:
             self._arrived.clear()
             try:
                 await asyncio.wait_for(self._arrived.wait(), timeout=min(left, 0.5))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         return self.at(path)
 
@@ -147,7 +147,7 @@ def verify(secret: str, r: Received) -> bool:
 
 
 def sample_idea(**over: Any) -> dict[str, Any]:
-    now = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
     idea = {
         "id": str(uuid.uuid4()),
         "ideaServiceId": "IDEA-1",

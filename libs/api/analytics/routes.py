@@ -6,8 +6,7 @@ from pydantic import BaseModel
 
 from libs.api.route import API, Route, Tool
 
-from . import exports
-from . import schemas
+from . import exports, schemas
 
 SERVICE = "analytics"
 ANALYTICS_PATH = f"{API}/analytics"

@@ -10,9 +10,9 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from libs.api.base import Out, data_of, example, page_of
+from libs.api.ideas.schemas import Idea
 from libs.common.pagination import DEFAULT_LIMIT, MAX_LIMIT, CursorParam
 from libs.common.validation import Body, Query, stored_json_size
-from libs.api.ideas.schemas import Idea
 
 # Money is stored as numeric and answered as a JSON number; this bound keeps every value exact
 # as a double on the way out.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
@@ -216,7 +216,7 @@ class CreateSignalRequest(Body):
     @field_validator("detectedAt")
     @classmethod
     def _not_future(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value > datetime.now(timezone.utc) + timedelta(seconds=1):
+        if value is not None and value > datetime.now(UTC) + timedelta(seconds=1):
             raise ValueError("must not be in the future")
         return value
 

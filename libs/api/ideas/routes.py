@@ -2,11 +2,8 @@
 
 from libs.api.route import API, Route, Tool
 
-from . import requests
-from . import envelopes
+from . import envelopes, evidence, requests, stages
 from . import schemas as models
-from . import stages
-from . import evidence
 
 SERVICE = "ideas"
 # The similar-ideas routes are served by the ideas service's search process, `ims-ideas-similar`,

@@ -62,7 +62,7 @@ async def close_pool(pool: aiopg.Pool) -> None:
     pool.close()
     try:  # a connection still held by a stuck task must not hold up the exit
         await asyncio.wait_for(pool.wait_closed(), timeout=5.0)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         log.warning("pool_close_timeout")
         pool.terminate()
 
@@ -110,7 +110,7 @@ def broker_context(
         await asyncio.wait({task}, timeout=BROKER_CLOSE_S)
         try:
             await asyncio.wait_for(_close_broker(started, broker), BROKER_CLOSE_S)
-        except (asyncio.TimeoutError, Exception) as err:
+        except (TimeoutError, Exception) as err:
             log.warning("broker_close_failed", error=repr(err))
 
     return ctx

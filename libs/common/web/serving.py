@@ -130,7 +130,7 @@ async def serve(
         budget = settings.shutdown_timeout_s + 10
         try:
             await asyncio.wait_for(_cleanup(runners), budget)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             dump_tasks()  # say what held the shutdown up, then leave anyway
             log.error("shutdown_timeout", budget_s=budget)
             raise SystemExit(1) from None
