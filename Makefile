@@ -61,12 +61,14 @@ drills: venv
 
 # ruff's checks ([tool.ruff.lint]: pyflakes, import sorting, pyupgrade, bugbear; ruff is fetched
 # on first use; `ruff check --fix` sorts and upgrades), the formatter's check ([tool.ruff.format];
-# `ruff format services libs tests bench scripts` fixes what it finds), then the type check of
-# services and libs (mypy, pinned in the dev extras; pyproject.toml).
+# `ruff format services libs tests bench scripts` fixes what it finds), the import contracts of
+# docs/architecture.md ([tool.importlinter]), then the type check of services and libs (mypy,
+# pinned in the dev extras; pyproject.toml).
 lint: venv
 	$(BIN)/pip install --quiet ruff
 	$(BIN)/ruff check services libs tests bench scripts
 	$(BIN)/ruff format --check services libs tests bench scripts
+	$(BIN)/lint-imports --no-logo
 	$(BIN)/mypy
 
 clean:

@@ -1,195 +1,185 @@
-"""The house rules of docs/architecture.md, proved from the import graph.
+"""The house rules of docs/architecture.md on the import graph.
 
-- `libs/api` (the public API as data) imports only `libs/api`, `libs/common`, pydantic (with
-  typing_extensions, its dependency) and the standard library;
-- `libs/common` imports no `libs/api` and no service, and names no service (but the peers'
-  addresses of its core settings): each service declares its own settings, schema and queue;
-- a service imports `libs/` and itself, never another service (the admin CLI `services/ctl`
-  may use any service's storage functions);
-- the gateway imports only `libs/` and itself;
-- each service reads its settings through its own `services/<s>/settings.py`, a subclass of
-  the common core;
-- no import cycle between the project's modules.
+The import contracts of pyproject.toml (`[tool.importlinter]`, run by `make lint` as
+`lint-imports`) say who may import whom:
 
-The graph is read from the source with `ast`, so it holds for imports inside functions too.
+- the admin CLI `services/ctl` may use any service; a service never imports another, and every
+  package under services/ is named in the contract;
+- services over `libs/api` over `libs/common`: `libs/` imports no service, `libs/common` no API;
+- `libs/api` imports only `libs/common`, pydantic and the standard library;
+- no import cycle.
+
+Here each contract holds on this tree and breaks on a copy of it with one forbidden import
+added; and the two rules no contract type says: `libs/common` names no service, and each service
+reads its own settings.
 """
 
 from __future__ import annotations
 
 import ast
+import re
+import shutil
+import subprocess
 import sys
-from collections.abc import Iterator
+import tomllib
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
+import grimp
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("libs", "services")
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text())
+CONTRACTS = [c["name"] for c in CONFIG["tool"]["importlinter"]["contracts"]]
+SERVICES_APART, DOWNWARDS, API_ONLY, NO_CYCLES = CONTRACTS
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def project_modules() -> dict[str, Path]:
-    return {module_name(p): p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")}
-
-
-def imports_of(name: str, path: Path) -> Iterator[str]:
-    """Absolute names of every module `path` imports (relative imports resolved)."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield alias.name
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                prefix = ".".join(base + ([node.module] if node.module else []))
-            else:
-                prefix = node.module or ""
-            yield prefix
-            for alias in node.names:
-                yield f"{prefix}.{alias.name}"
-
-
-def graph() -> dict[str, set[str]]:
-    modules = project_modules()
-    edges: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        targets = set()
-        for imported in imports_of(name, path):
-            if imported.split(".")[0] in PACKAGES:
-                # `from pkg import module` names a module; `from module import thing` does not
-                while imported and imported not in modules:
-                    imported = imported.rpartition(".")[0]
-                if imported and imported != name:
-                    targets.add(imported)
-            else:
-                targets.add(imported)
-        edges[name] = targets
-    return edges
-
-
-def area(module: str) -> str:
-    """`libs.api`, `libs.common`, `services.<name>`, or the top-level name of a library."""
-    parts = module.split(".")
-    return ".".join(parts[:2]) if parts[0] in PACKAGES and len(parts) > 1 else parts[0]
-
-
-def violations(edges: dict[str, set[str]]) -> list[str]:
-    found = []
-    stdlib = sys.stdlib_module_names
-    for module, targets in edges.items():
-        own = area(module)
-        for target in targets:
-            other = area(target)
-            if other == own or other in ("libs", "services"):
-                continue
-            if own == "libs.api":
-                # typing_extensions: pydantic's own dependency, for Python 3.12's
-                # typing.TypeAliasType (the named enums of libs/api/enums.py) on 3.11.
-                if not (
-                    other in ("libs.common", "pydantic", "typing_extensions") or other in stdlib
-                ):
-                    found.append(
-                        f"{module} -> {target}: libs/api imports only libs/common, "
-                        "pydantic and the standard library"
-                    )
-            elif own == "libs.common":
-                if other == "libs.api" or other.startswith("services"):
-                    found.append(f"{module} -> {target}: libs/common knows no API and no service")
-            elif own == "services.gateway":
-                if other.startswith("services."):
-                    found.append(f"{module} -> {target}: the gateway imports only libs/")
-            elif own.startswith("services.") and own != "services.ctl":
-                if other.startswith("services."):
-                    found.append(f"{module} -> {target}: a service never imports another")
-    return sorted(found)
-
-
-def cycles(all_edges: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan)."""
-    edges = {m: {t for t in ts if t in all_edges} for m, ts in all_edges.items()}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in edges[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in edges:
-        if v not in index:
-            visit(v)
-    return found
-
-
-def test_packages_import_downwards_only() -> None:
-    assert violations(graph()) == []
-
-
-def test_no_import_cycles() -> None:
-    assert cycles(graph()) == []
-
-
-def test_the_walk_resolves_every_import_form() -> None:
-    """Relative, `from pkg import module` and absolute forms all land on the module imported."""
-    edges = graph()
-    assert "libs.api.table" in edges["services.gateway.app"]  # absolute
-    assert "libs.common.errors" in edges["libs.common.web.middlewares"]  # relative, from ..
-    assert "services.ideas.state" in edges["services.ctl.seed"]  # the CLI may use a service
-
-
-def test_the_rules_catch_each_kind_of_crossing() -> None:
-    edges = {
-        "services.ideas.views": {"services.customers.store"},
-        "services.gateway.app": {"services.ideas.views"},
-        "libs.common.web": {"libs.api.table", "services.ideas.views"},
-        "libs.api.route": {"aiohttp"},
-        "services.ctl.seed": {"services.ideas.state"},
-        "libs.api.ideas.routes": {"libs.common.validation", "pydantic", "typing"},
+def lint_imports(root: Path) -> dict[str, str]:
+    """Each contract's verdict (KEPT or BROKEN) on the tree at `root`."""
+    run = subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--no-logo"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    # the names wrap at 80 columns in the summary: join the lines before reading it
+    summary = " ".join(run.stdout.split())
+    verdicts = {
+        name: m.group(1)
+        for name in CONTRACTS
+        if (m := re.search(re.escape(name) + r" (KEPT|BROKEN)", summary))
     }
-    found = violations(edges)
-    assert len(found) == 5, found
-    assert not any(f.startswith(("services.ctl", "libs.api.ideas")) for f in found)
-    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert len(verdicts) == len(CONTRACTS), run.stdout + run.stderr
+    assert (run.returncode == 0) == all(v == "KEPT" for v in verdicts.values()), run.stdout
+    return verdicts
+
+
+def test_the_contracts_hold() -> None:
+    assert lint_imports(ROOT) == dict.fromkeys(CONTRACTS, "KEPT")
+
+
+# (what, the contracts it breaks, files to write: path -> text added at its end). A crossing
+# may break a second contract by its consequence: "No import cycles" holds between sibling
+# packages too (libs/api and libs/common may not import each other), so an import upwards is a
+# cycle as well.
+BREAKS = [
+    (
+        "a service imports another",
+        {SERVICES_APART},
+        {"services/ideas/views.py": "from services.customers import store as _store\n"},
+    ),
+    (
+        "the gateway imports a service, inside a function",
+        {SERVICES_APART},
+        {"services/gateway/app.py": "def _f():\n    import services.ideas.store\n"},
+    ),
+    (
+        "a service imports the admin CLI (which imports every service: a cycle too)",
+        {SERVICES_APART, NO_CYCLES},
+        {"services/webhooks/views.py": "from services.ctl import admin as _admin\n"},
+    ),
+    (
+        "a service the contract does not name",
+        {SERVICES_APART},
+        {"services/newcomer/__init__.py": '"""A new service."""\n'},
+    ),
+    (
+        "libs/common imports libs/api, relatively (the two packages then import each other)",
+        {DOWNWARDS, NO_CYCLES},
+        {"libs/common/web/app.py": "from ...api import keys as _keys\n"},
+    ),
+    (
+        "libs/api imports a service (so the services importing libs/api import it too)",
+        {DOWNWARDS, SERVICES_APART},
+        {"libs/api/route.py": "import services.ideas.ops\n"},
+    ),
+    (
+        "libs/common imports a service (so every other service imports it too)",
+        {DOWNWARDS, SERVICES_APART},
+        {"libs/common/db.py": "from services.gateway import settings as _settings\n"},
+    ),
+    (
+        "libs/api imports a third-party package other than pydantic",
+        {API_ONLY},
+        {"libs/api/ideas/schemas.py": "import aiohttp as _aiohttp\n"},
+    ),
+    (
+        "two modules import each other",
+        {NO_CYCLES},
+        {
+            "libs/common/cycle_a.py": "from libs.common import cycle_b as _b\n",
+            "libs/common/cycle_b.py": "from libs.common import cycle_a as _a\n",
+        },
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the packages and the contracts: each case copies it again and breaks it."""
+    tree = tmp_path_factory.mktemp("pristine")
+    for package in ("libs", "services"):
+        shutil.copytree(
+            ROOT / package, tree / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    shutil.copy(ROOT / "pyproject.toml", tree)
+    return tree
+
+
+@pytest.mark.parametrize(("what", "broken", "files"), BREAKS, ids=[b[0] for b in BREAKS])
+def test_each_contract_breaks_on_its_crossing(
+    what: str, broken: set[str], files: dict[str, str], pristine: Path, tmp_path: Path
+) -> None:
+    tree = tmp_path / "tree"
+    shutil.copytree(pristine, tree)
+    for name, text in files.items():
+        path = tree / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a") as f:
+            f.write(text)
+    expected = {name: "BROKEN" if name in broken else "KEPT" for name in CONTRACTS}
+    assert lint_imports(tree) == expected, what
+
+
+def test_every_contract_is_proved_breakable() -> None:
+    assert set().union(*(b[1] for b in BREAKS)) == set(CONTRACTS)
+
+
+def test_libs_api_forbids_every_other_runtime_dependency() -> None:
+    """The third contract lists what libs/api may not import: every module of the project's
+    runtime dependencies but pydantic's. A dependency added to pyproject.toml is added there."""
+    declared = {
+        re.split(r"[<>=!;\[ ]", d)[0].lower().replace("_", "-")
+        for d in CONFIG["project"]["dependencies"]
+    }
+    shipped = {
+        module
+        for module, dists in packages_distributions().items()
+        if any(d.lower().replace("_", "-") in declared for d in dists)
+        and not module.startswith("_")
+    }
+    # swagger-ui-py ships its own tests as a top-level `test` package
+    shipped -= {"pydantic", "test"}
+    api_only = next(c for c in CONFIG["tool"]["importlinter"]["contracts"] if c["name"] == API_ONLY)
+    assert shipped <= set(api_only["forbidden_modules"])
 
 
 SERVICE_NAMES = {"gateway", "ideas", "customers", "webhooks", "analytics", "mcp"}
 # The one place libs/common names services: the peers' addresses every process may call.
-NAMES_SERVICES = {"libs.common.settings"}
+NAMES_SERVICES = {"libs/common/settings.py"}
 
 
 def test_libs_common_names_no_service() -> None:
     """No string in libs/common is a service's name, but the peers' addresses: queues, schemas
     and migrations are declared by their owners and handed to the common code."""
     found = []
-    for name, path in project_modules().items():
-        if area(name) != "libs.common" or name in NAMES_SERVICES:
+    for path in sorted((ROOT / "libs" / "common").rglob("*.py")):
+        name = path.relative_to(ROOT).as_posix()
+        if name in NAMES_SERVICES:
             continue
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(ast.parse(path.read_text(), name)):
             if isinstance(node, ast.Constant) and node.value in SERVICE_NAMES:
                 found.append(f"{name}:{node.lineno}: {node.value!r}")
     assert found == []
@@ -198,9 +188,11 @@ def test_libs_common_names_no_service() -> None:
 def test_each_service_reads_its_own_settings() -> None:
     """Every service process has `services/<s>/settings.py` over the common core, and its
     entry point and app read that, not the core alone."""
-    edges = graph()
+    graph = grimp.build_graph("libs", "services", cache_dir=None)
     for service in sorted(SERVICE_NAMES):
         own = f"services.{service}.settings"
-        assert "libs.common.settings" in edges[own], own
+        assert graph.direct_import_exists(importer=own, imported="libs.common.settings"), own
         for module in (f"services.{service}.__main__", f"services.{service}.app"):
-            assert own in edges[module], f"{module} does not read {own}"
+            assert graph.direct_import_exists(importer=module, imported=own), (
+                f"{module} does not read {own}"
+            )

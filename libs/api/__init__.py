@@ -1,0 +1,1 @@
+"""The public API as data: routes, models, plans, event payloads (docs/architecture.md)."""
