@@ -235,7 +235,7 @@ async def create_pool(
     maxsize: int = 10,
     application_name: str = "ims",
     extra_options: Sequence[str] = (),
-    acquire_timeout: float = Settings.db_pool_timeout_s,
+    acquire_timeout: float = Settings.default("db_pool_timeout_s"),
 ) -> aiopg.Pool:
     """A pool whose sessions run in UTC with `timeouts` (statement, idle in transaction).
 

@@ -1,23 +1,37 @@
 """Configuration: environment variables read once into one frozen, typed object.
 
-This module holds the core every process reads (`Settings`) and the readers of each kind of
-value; each service's own variables live beside it, in `services/<s>/settings.py`, a subclass.
+Each variable is declared once, as a field of a pydantic-settings model: its name (the field's,
+in capitals, or its `validation_alias`), its type and bounds, its default and a one-line doc
+(`description`). This module holds the core every process reads (`Settings`) and the kinds of
+value (`Port`, `Seconds`, `Urls`, ...); each service's own variables live beside it, in
+`services/<s>/settings.py`, a subclass. The README's configuration table is generated from the
+declarations (`scripts/settings_table.py`).
 
-A bad value fails the process at start, naming the variable. Every variable has a default
-that works on a laptop (docs/running.md), except the two shared secrets: a process refuses
-to start when `INTERNAL_TOKEN` or `CURSOR_SECRET` is unset, shorter than 32 characters or a
-placeholder (docs/api.md). `make run` and `make test` generate both.
+A bad value fails the process at start, naming the variable. A blank value is no value (the
+default), unless the field says `blank` (an empty ANALYTICS_DB_ROLE means no role). Every
+variable has a default that works on a laptop (docs/running.md), except the two shared
+secrets: a process refuses to start when `INTERNAL_TOKEN` or `CURSOR_SECRET` is unset, shorter
+than 32 characters or a placeholder (docs/api.md). `make run` and `make test` generate both.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import sys
-from dataclasses import dataclass
-from typing import Any, ClassVar, Self, TypeVar
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Literal, Self, TypeVar
 from urllib.parse import urlsplit
+
+from pydantic import BeforeValidator, Field, ValidationError, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 SECRET_NAMES = ("INTERNAL_TOKEN", "CURSOR_SECRET")
 MIN_SECRET_LENGTH = 32
@@ -43,72 +57,96 @@ class SettingsError(ValueError):
     """An environment variable holds a value the service cannot use."""
 
 
-def env_int(env: dict[str, str], name: str, default: int, minimum: int = 0) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError as err:
-        raise SettingsError(f"{name} must be an integer, got {raw!r}") from err
-    if value < minimum:
-        raise SettingsError(f"{name} must be >= {minimum}, got {value}")
+def var(
+    default: Any,
+    doc: str,
+    *,
+    env: str | None = None,
+    shown: str | None = None,
+    kind: str | None = None,
+    blank: bool = False,
+    **bounds: Any,
+) -> Any:
+    """One variable: its default, its one-line doc, and where needed its name (`env`, when it is
+    not the field's in capitals), the default and the kind of value as the README shows them
+    (`shown`, `kind`: where the type does not say it), whether a blank value is a value
+    (`blank`), and what else pydantic's `Field` takes (bounds beyond its type's, `repr=False`,
+    `validate_default`)."""
+    extra: dict[str, Any] = {}
+    if shown is not None:
+        extra["shown"] = shown
+    if kind is not None:
+        extra["kind"] = kind
+    if blank:
+        extra["blank"] = True
+    return Field(
+        default,
+        description=doc,
+        validation_alias=env,
+        json_schema_extra=extra or None,
+        **bounds,
+    )
+
+
+def env_name(name: str, field: FieldInfo) -> str:
+    """The variable that sets the field `name`."""
+    return field.validation_alias if isinstance(field.validation_alias, str) else name.upper()
+
+
+def _comma_list(value: Any) -> Any:
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
     return value
 
 
-def env_float(env: dict[str, str], name: str, default: float) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError as err:
-        raise SettingsError(f"{name} must be a number, got {raw!r}") from err
-    if not math.isfinite(value) or value <= 0:
-        raise SettingsError(f"{name} must be a finite number > 0, got {raw!r}")
-    return value
-
-
-def env_bool(env: dict[str, str], name: str, default: bool) -> bool:
-    raw = env.get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    if raw in ("0", "false", "no", "off"):
-        return False
-    raise SettingsError(f"{name} must be 0 or 1, got {raw!r}")
-
-
-def env_choice(env: dict[str, str], name: str, choices: tuple[str, ...]) -> str:
-    """One of `choices`, spelled as given (the first by default)."""
-    value = env.get(name, "").strip() or choices[0]
-    if value not in choices:
-        raise SettingsError(f"{name} must be {' or '.join(choices)}, got {value!r}")
-    return value
-
-
-def env_secrets(env: dict[str, str], name: str, required: bool) -> tuple[str, ...]:
-    """A secret, or several separated by commas while one replaces another (SECURITY.md): the
-    first is the one used (sent, or signing), every one is accepted. Each must be a real secret
-    (`secret_problem`); the message names the variable, never the value."""
-    values = tuple(v.strip() for v in env.get(name, "").split(",") if v.strip())
-    for value in values or ("",):
-        problem = secret_problem(name, value)
-        if problem is not None and required:
-            raise SettingsError(problem)
-    return values
-
-
-def env_urls(env: dict[str, str], name: str, default_port: int) -> tuple[str, ...]:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return (f"http://127.0.0.1:{default_port}",)
-    urls = tuple(u.strip().rstrip("/") for u in raw.split(",") if u.strip())
-    for url in urls:
-        if urlsplit(url).scheme not in ("http", "https"):
-            raise SettingsError(f"{name} must list http(s) URLs, got {url!r}")
+def _http_urls(value: Any) -> Any:
+    urls = _comma_list(value)
+    if isinstance(value, str):
+        urls = tuple(u.rstrip("/") for u in urls)
+        for url in urls:
+            if urlsplit(url).scheme not in ("http", "https"):
+                raise ValueError(f"must list http(s) URLs, got {url!r}")
     return urls
+
+
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+# The kinds of value. A number is parsed as Python does, its bounds are checked; a flag is
+# 1/0, true/false, yes/no or on/off; a list is comma-separated.
+Port = Annotated[int, Field(ge=1)]
+AnyPort = Annotated[int, Field(ge=0)]  # 0: the system picks one (tests)
+Count = Annotated[int, Field(ge=1)]
+Size = Annotated[int, Field(ge=0)]
+Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]  # also milliseconds and days
+Fraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]  # in (0, 1]
+Flag = bool
+Words = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_list)]
+Urls = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_http_urls)]
+Lowered = Annotated[str, BeforeValidator(_lower)]
+
+
+class _Environment(EnvSettingsSource):
+    """The variables of one mapping (the process environment, or a test's), values stripped and
+    blank ones dropped unless their field says `blank`."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]) -> None:
+        self._given = env
+        super().__init__(settings_cls, case_sensitive=False)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        keep = {
+            env_name(name, f).lower()
+            for name, f in self.settings_cls.model_fields.items()
+            if isinstance(f.json_schema_extra, dict) and f.json_schema_extra.get("blank")
+        }
+        out: dict[str, str | None] = {}
+        for key, value in self._given.items():
+            value = value.strip()
+            if value or key.lower() in keep:
+                out[key.lower()] = value
+        return out
 
 
 def secret_problem(name: str, value: str) -> str | None:
@@ -130,55 +168,131 @@ def secret_problem(name: str, value: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(BaseSettings):
     """What every process reads: the database, the broker, the secrets, logging, the HTTP
     server, and the addresses of the services (the gateway forwards to each, and peers call
     the ideas service). Each process's own variables live in its `services/<s>/settings.py`,
-    a subclass that adds its fields in `read` and its database timeouts in `DB_TIMEOUTS`."""
+    a subclass that declares its fields and its database timeouts in `DB_TIMEOUTS`."""
+
+    # Values come from `from_env` alone (the process environment or the mapping given), never
+    # from a variable read behind its back.
+    model_config = SettingsConfigDict(frozen=True, extra="ignore", populate_by_name=True)
 
     # (statement_timeout, idle_in_transaction_session_timeout) in seconds of the process's
     # database sessions, unless DB_STATEMENT_TIMEOUT_S / DB_IDLE_TX_TIMEOUT_S say otherwise:
     # what its longest legitimate statement and transaction need, with room (docs/running.md).
     DB_TIMEOUTS: ClassVar[tuple[float, float]] = (30.0, 30.0)
 
-    database_url: str = "postgresql://postgres@127.0.0.1:5432/ideas"
-    amqp_url: str = "amqp://guest:guest@127.0.0.1:5672/"
-    amqp_prefix: str = "ims"
-    service_host: str = "127.0.0.1"
-    ideas_port: int = 8081
-    customers_port: int = 8082
-    webhooks_port: int = 8083
-    analytics_port: int = 8084
-    mcp_port: int = 8085
-    similar_port: int = 8087
-    ideas_urls: tuple[str, ...] = ("http://127.0.0.1:8081",)
-    customers_urls: tuple[str, ...] = ("http://127.0.0.1:8082",)
-    webhooks_urls: tuple[str, ...] = ("http://127.0.0.1:8083",)
-    analytics_urls: tuple[str, ...] = ("http://127.0.0.1:8084",)
-    mcp_urls: tuple[str, ...] = ("http://127.0.0.1:8085",)
-    similar_urls: tuple[str, ...] = ("http://127.0.0.1:8087",)
+    database_url: str = var(
+        "postgresql://postgres@127.0.0.1:5432/ideas", "PostgreSQL; created if absent"
+    )
+    amqp_url: str = var("amqp://guest:guest@127.0.0.1:5672/", "RabbitMQ")
+    amqp_prefix: str = var("ims", "prefix of the exchange and queue names")
+    service_host: str = var("127.0.0.1", "bind address of the internal services")
+    ideas_port: Port = var(8081, "the ideas service's internal listener")
+    customers_port: Port = var(8082, "the customers service's internal listener")
+    webhooks_port: Port = var(8083, "the webhooks service's internal listener")
+    analytics_port: Port = var(8084, "the analytics service's internal listener")
+    mcp_port: Port = var(8085, "the mcp service's internal listener")
+    similar_port: Port = var(
+        8087,
+        "where the search process, `ims-ideas-similar`, listens (the similar-ideas routes, "
+        "`/healthz`, `/readyz`, `/metrics`)",
+    )
+    ideas_urls: Urls = var(
+        (), "comma-separated base URLs of the ideas service's replicas", shown="the local port"
+    )
+    customers_urls: Urls = var(
+        (), "comma-separated base URLs of the customers service's replicas", shown="the local port"
+    )
+    webhooks_urls: Urls = var(
+        (), "comma-separated base URLs of the webhooks service's replicas", shown="the local port"
+    )
+    analytics_urls: Urls = var(
+        (), "comma-separated base URLs of the analytics service's replicas", shown="the local port"
+    )
+    mcp_urls: Urls = var(
+        (), "comma-separated base URLs of the mcp service's replicas", shown="the local port"
+    )
+    similar_urls: Urls = var(
+        (),
+        "comma-separated base URLs of the ideas service's search processes",
+        shown="the local port",
+    )
     # INTERNAL_TOKEN and CURSOR_SECRET: the first value is used, all are accepted (rotation).
-    internal_tokens: tuple[str, ...] = ()
-    cursor_secrets: tuple[str, ...] = ()
-    demo: bool = True
-    log_format: str = "json"
-    log_level: str = "info"
-    db_pool_min: int = 1
-    db_pool_max: int = 10
-    # the longest a request waits for a free pooled connection, then 503 (libs/common/db.py)
-    db_pool_timeout_s: float = 30.0
-    shutdown_timeout_s: float = 15.0
-    http_keepalive_timeout_s: float = 75.0  # an idle kept-alive connection is closed after it
-    http_header_timeout_s: float = 10.0  # from a request's first byte to its complete head
-    relay_interval_s: float = 0.5
-    db_statement_timeout_s: float | None = None
-    db_idle_tx_timeout_s: float | None = None
-    retention_days: float = 30.0
-    retention_interval_s: float = 3600.0
+    internal_tokens: Words = var(
+        (),
+        "shared secret between gateway and services, 32+ random characters; a comma-separated "
+        "list while rotating (SECURITY.md)",
+        env="INTERNAL_TOKEN",
+        repr=False,
+        shown="required",
+    )
+    cursor_secrets: Words = var(
+        (),
+        "signs pagination cursors, 32+ random characters; a comma-separated list while rotating",
+        env="CURSOR_SECRET",
+        repr=False,
+        shown="required",
+    )
+    demo: Flag = var(True, "`make run` seeds the demo workspace")
+    log_format: Literal["json", "console"] = var("json", "`console` for humans")
+    log_level: Lowered = var("info", "the least level logged (`debug`, `info`, `warning`, ...)")
+    db_pool_min: Size = var(1, "database connections per process, at least")
+    db_pool_max: Count = var(10, "database connections per process, at most")
+    db_pool_timeout_s: Seconds = var(
+        30.0,
+        "how long a request waits for a free pooled connection when every one is in use; then "
+        "503 `service_unavailable` with `Retry-After: 1` (every process)",
+    )
+    shutdown_timeout_s: Seconds = var(15.0, "graceful shutdown budget on SIGTERM")
+    http_keepalive_timeout_s: Seconds = var(
+        75.0, "every listener closes a kept-alive connection idle this long"
+    )
+    http_header_timeout_s: Seconds = var(
+        10.0,
+        "every listener closes a connection whose request head is not complete this long "
+        "after its first byte",
+    )
+    relay_interval_s: Seconds = var(
+        0.5, "how often the outbox relay looks for events a notification missed"
+    )
+    db_statement_timeout_s: Seconds | None = var(
+        None,
+        "`statement_timeout` of the process's sessions "
+        "([docs/running.md](docs/running.md#database-timeouts))",
+        shown="per process",
+    )
+    db_idle_tx_timeout_s: Seconds | None = var(
+        None,
+        "`idle_in_transaction_session_timeout` of the process's sessions "
+        "([docs/running.md](docs/running.md#database-timeouts))",
+        shown="per process",
+    )
+    retention_days: Seconds = var(
+        30.0,
+        "webhook deliveries, their attempts and handled-event ids older than this are deleted",
+    )
+    retention_interval_s: Seconds = var(3600.0, "how often each process sweeps its tables")
     # A stretch in which the event loop ran nothing else, at least this long, is logged
     # (`event_loop_blocked`); every stretch is counted in `ims_event_loop_lag_seconds`.
-    loop_blocked_log_ms: float = 100.0
+    loop_blocked_log_ms: Seconds = var(
+        100.0,
+        "an event loop held at least this long is logged (`event_loop_blocked`); every process "
+        "reports its loop's lateness as `ims_event_loop_lag_seconds` "
+        "([docs/running.md](docs/running.md#event-loop-lag))",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _local_urls(cls, data: Any) -> Any:
+        """A service's URLs default to its local port, as given or by default."""
+        if isinstance(data, dict):
+            for service in ("ideas", "customers", "webhooks", "analytics", "mcp", "similar"):
+                if not data.get(f"{service}_urls"):
+                    port = data.get(f"{service}_port", cls.model_fields[f"{service}_port"].default)
+                    data[f"{service}_urls"] = (f"http://127.0.0.1:{port}",)
+        return data
 
     @property
     def internal_token(self) -> str:
@@ -219,58 +333,67 @@ class Settings:
         return (self.db_statement_timeout_s or statement, self.db_idle_tx_timeout_s or idle)
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None, *, require_secrets: bool = True) -> Self:
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
+
+    @classmethod
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, *, require_secrets: bool = True
+    ) -> Self:
         """The settings of `env` (default: the process environment).
 
         `require_secrets=False` is for tools that use neither secret (the admin CLI); every
         process that serves or signs anything requires both."""
-        return cls(**cls.read(dict(os.environ if env is None else env), require_secrets))
+        values = _Environment(cls, os.environ if env is None else env)()
+        try:
+            settings = cls(**values)
+        except ValidationError as err:
+            raise SettingsError("; ".join(_problems(cls, err))) from None
+        if require_secrets:
+            for name, given in (
+                ("INTERNAL_TOKEN", settings.internal_tokens),
+                ("CURSOR_SECRET", settings.cursor_secrets),
+            ):
+                for value in given or ("",):
+                    problem = secret_problem(name, value)
+                    if problem is not None:
+                        raise SettingsError(problem)
+        return settings
 
     @classmethod
-    def read(cls, e: dict[str, str], require_secrets: bool) -> dict[str, Any]:
-        """The fields of this class from the variables of `e`; a subclass adds its own."""
-        log_format = env_choice(e, "LOG_FORMAT", ("json", "console"))
-        ideas_port = env_int(e, "IDEAS_PORT", 8081, 1)
-        customers_port = env_int(e, "CUSTOMERS_PORT", 8082, 1)
-        webhooks_port = env_int(e, "WEBHOOKS_PORT", 8083, 1)
-        analytics_port = env_int(e, "ANALYTICS_PORT", 8084, 1)
-        mcp_port = env_int(e, "MCP_PORT", 8085, 1)
-        similar_port = env_int(e, "SIMILAR_PORT", 8087, 1)
-        return dict(
-            database_url=e.get("DATABASE_URL") or cls.database_url,
-            amqp_url=e.get("AMQP_URL") or cls.amqp_url,
-            amqp_prefix=e.get("AMQP_PREFIX") or cls.amqp_prefix,
-            service_host=e.get("SERVICE_HOST") or cls.service_host,
-            ideas_port=ideas_port,
-            customers_port=customers_port,
-            webhooks_port=webhooks_port,
-            analytics_port=analytics_port,
-            mcp_port=mcp_port,
-            similar_port=similar_port,
-            ideas_urls=env_urls(e, "IDEAS_URLS", ideas_port),
-            customers_urls=env_urls(e, "CUSTOMERS_URLS", customers_port),
-            webhooks_urls=env_urls(e, "WEBHOOKS_URLS", webhooks_port),
-            analytics_urls=env_urls(e, "ANALYTICS_URLS", analytics_port),
-            mcp_urls=env_urls(e, "MCP_URLS", mcp_port),
-            similar_urls=env_urls(e, "SIMILAR_URLS", similar_port),
-            internal_tokens=env_secrets(e, "INTERNAL_TOKEN", require_secrets),
-            cursor_secrets=env_secrets(e, "CURSOR_SECRET", require_secrets),
-            demo=env_bool(e, "DEMO", True),
-            log_format=log_format,
-            log_level=(e.get("LOG_LEVEL") or "info").lower(),
-            db_pool_min=env_int(e, "DB_POOL_MIN", 1, 0),
-            db_pool_max=env_int(e, "DB_POOL_MAX", 10, 1),
-            db_pool_timeout_s=env_float(e, "DB_POOL_TIMEOUT_S", 30.0),
-            shutdown_timeout_s=env_float(e, "SHUTDOWN_TIMEOUT_S", 15.0),
-            http_keepalive_timeout_s=env_float(e, "HTTP_KEEPALIVE_TIMEOUT_S", 75.0),
-            http_header_timeout_s=env_float(e, "HTTP_HEADER_TIMEOUT_S", 10.0),
-            relay_interval_s=env_float(e, "RELAY_INTERVAL_S", 0.5),
-            db_statement_timeout_s=env_float(e, "DB_STATEMENT_TIMEOUT_S", 0.0) or None,
-            db_idle_tx_timeout_s=env_float(e, "DB_IDLE_TX_TIMEOUT_S", 0.0) or None,
-            retention_days=env_float(e, "RETENTION_DAYS", 30.0),
-            retention_interval_s=env_float(e, "RETENTION_INTERVAL_S", 3600.0),
-            loop_blocked_log_ms=env_float(e, "LOOP_BLOCKED_LOG_MS", 100.0),
-        )
+    def default(cls, name: str) -> Any:
+        """The declared default of the field `name`."""
+        return cls.model_fields[name].default
+
+    @classmethod
+    def variables(cls) -> dict[str, tuple[str, FieldInfo]]:
+        """Each variable this class reads: its field's name and declaration, by its name."""
+        return {env_name(name, f): (name, f) for name, f in cls.model_fields.items()}
+
+
+def _problems(kind: type[Settings], err: ValidationError) -> list[str]:
+    """Each error as `NAME: what is wrong, got 'value'` (the secrets are never validated by
+    pydantic, so no secret is quoted)."""
+    out = []
+    for e in err.errors():
+        loc = e["loc"]
+        field = kind.model_fields.get(str(loc[0])) if loc else None
+        name = env_name(str(loc[0]), field) if field is not None else ""
+        message = e["msg"].removeprefix("Value error, ")
+        if not name:
+            out.append(message)
+        elif e["type"] in ("value_error", "assertion_error"):
+            out.append(f"{name} {message}")
+        else:
+            out.append(f"{name}: {message}, got {e['input']!r}")
+    return out
 
 
 S = TypeVar("S", bound=Settings)

@@ -8,12 +8,12 @@ ideas written by SQL (`ideasctl seed`, restores), a lost queue, or a new model.
 from __future__ import annotations
 
 import argparse
-import os
 import uuid
 from typing import Any
 
-from libs.common.settings import Settings, SettingsError, env_choice
-from services.ideas.embedding import MODELS, make_embedder
+from libs.common.settings import Settings, SettingsError
+from services.ideas.embedding import make_embedder
+from services.ideas.settings import IdeasSettings
 from services.ideas.similar import rebuild
 
 from .admin import AdminError
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace, settings: Settings) -> dict[str, Any] | None:
     except ValueError as err:
         raise AdminError("--workspace must be a workspace id (UUID)") from err
     try:  # the model the ideas service runs, read as it reads it
-        model = env_choice(dict(os.environ), "SIMILAR_MODEL", MODELS)
+        model = IdeasSettings.from_env(require_secrets=False).similar_model
     except SettingsError as err:
         raise AdminError(str(err)) from err
     with connect(settings) as conn:

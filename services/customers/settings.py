@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from libs.common.settings import Settings
 
 
-@dataclass(frozen=True)
 class CustomersSettings(Settings):
     pass

@@ -3,42 +3,29 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Annotated, Any, Literal, cast
 
 from aiohttp import web
+from pydantic import BeforeValidator, Field
 
 from libs.common import web as common_web
-from libs.common.settings import (
-    Settings,
-    SettingsError,
-    env_bool,
-    env_choice,
-    env_float,
-    env_int,
-)
+from libs.common.settings import Count, Flag, Fraction, Port, Settings, var
 
 from .embedding import MODELS
 
 
-def _fraction(env: dict[str, str], name: str, default: float) -> float:
-    value = env_float(env, name, default)
-    if value > 1:
-        raise SettingsError(f"{name} must be a number from 0 to 1, got {value!r}")
+def _model(value: Any) -> Any:
+    if value not in MODELS:
+        raise ValueError(f"must be {' or '.join(MODELS)}, got {value!r}")
     return value
 
 
-def _nice(env: dict[str, str], name: str, default: int) -> int:
-    value = env_int(env, name, default)
-    if value > 19:
-        raise SettingsError(f"{name} must be an integer from 0 to 19, got {value}")
-    return value
-
-
-def _cpu(env: dict[str, str], name: str) -> int | None:
+def _cpu(value: Any) -> Any:
     """`last` (the default): the last CPU this process may run on, when it may run on two or
     more; `none`: any CPU; a number: that CPU."""
-    value = env.get(name, "last").strip().lower()
+    if not isinstance(value, str):
+        return value
+    value = value.strip().lower()
     # Where a process cannot be kept to CPUs (macOS has no sched_setaffinity), `last` is none.
     allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
     if value == "none":
@@ -46,8 +33,8 @@ def _cpu(env: dict[str, str], name: str) -> int | None:
     if value == "last":
         return max(allowed) if len(allowed) > 1 else None
     if not value.isdigit() or int(value) not in allowed:
-        raise SettingsError(
-            f"{name} must be last, none or one of the CPUs this process may use"
+        raise ValueError(
+            "must be last, none or one of the CPUs this process may use"
             f" ({', '.join(map(str, sorted(allowed)))}), got {value!r}"
         )
     return int(value)
@@ -57,47 +44,77 @@ def _cpu(env: dict[str, str], name: str) -> int | None:
 # it (the transformer's), chosen on the labeled set's tuning part (docs/similar.md).
 DUPLICATE_SIMILARITY = 0.48
 
+Model = Annotated[str, BeforeValidator(_model)]
+Nice = Annotated[int, Field(ge=0, le=19)]
+Cpu = Annotated[int | None, BeforeValidator(_cpu)]
 
-@dataclass(frozen=True)
+
 class IdeasSettings(Settings):
-    # Similar ideas (docs/similar.md): the embedding model (`static`, the default: a table
-    # distilled from all-MiniLM-L6-v2, microseconds a text; `minilm`: the transformer, ranks
-    # better, milliseconds a text); the automation API's meaning rule's threshold; the
-    # worker processes that embed search texts (`minilm`); how many steps (0 to 19) below the
-    # ideas process's CPU priority they and the embedder process run.
-    similar_model: str = "static"
-    duplicate_similarity: float = DUPLICATE_SIMILARITY
-    similar_embed_workers: int = 1
-    similar_embed_nice: int = 10
-    # The search texts' workers in Linux's idle scheduling class besides: a similar query's
-    # model takes only the CPU the other requests leave (docs/similar.md).
-    similar_search_idle: bool = True
-    # The one CPU the embedder process runs on (None: any): on a small machine, the requests
-    # then find the other CPUs free of its background work.
-    similar_embed_cpu: int | None = None
-    # The in-memory indexes an ideas process keeps, in MB: beyond, the least recently
-    # searched workspaces' are dropped (and loaded again when searched).
-    similar_index_memory_mb: int = 1024
-    # Who runs the embedder: `child`, each ideas process one of its own; `external`, none
-    # (it runs as a process of its own, `ims-ideas-embedder`, listening on `embedder_port`).
-    similar_embedder: str = "child"
-    embedder_port: int = 8086
-
-    @classmethod
-    def read(cls, e: dict[str, str], require_secrets: bool) -> dict[str, Any]:
-        model = env_choice(e, "SIMILAR_MODEL", MODELS)
-        return dict(
-            super().read(e, require_secrets),
-            similar_model=model,
-            duplicate_similarity=_fraction(e, "DUPLICATE_SIMILARITY", DUPLICATE_SIMILARITY),
-            similar_embed_workers=env_int(e, "SIMILAR_EMBED_WORKERS", 1, 1),
-            similar_embed_nice=_nice(e, "SIMILAR_EMBED_NICE", 10),
-            similar_search_idle=env_bool(e, "SIMILAR_SEARCH_IDLE", True),
-            similar_embed_cpu=_cpu(e, "SIMILAR_EMBED_CPU"),
-            similar_index_memory_mb=env_int(e, "SIMILAR_INDEX_MEMORY_MB", 1024, 1),
-            similar_embedder=env_choice(e, "SIMILAR_EMBEDDER", ("child", "external")),
-            embedder_port=env_int(e, "EMBEDDER_PORT", 8086, 1),
-        )
+    # Similar ideas (docs/similar.md).
+    similar_model: Model = var(
+        MODELS[0],
+        "the embedding model of similar ideas: `static` (all-MiniLM-L6-v2 distilled to a table "
+        "of token vectors: microseconds a text, so new ideas cost no model; a search's 50 "
+        "nearest by it are scored by the transformer) or `minilm` (the transformer for every "
+        "vector: ranks a point better, 10 to 40 ms of CPU a text in processes of its own, new "
+        "ideas included); after a change, the embedder embeds the ideas again at its start, or "
+        "`ideasctl similar rebuild` at once ([docs/similar.md](docs/similar.md#the-model))",
+        kind=" or ".join(f"`{m}`" for m in MODELS),
+    )
+    duplicate_similarity: Fraction = var(
+        DUPLICATE_SIMILARITY,
+        "the automation API's duplicate rule by meaning: the similarity (0 to 1) "
+        "`POST /ideas/similar` answers for the most similar idea, at or above which a new idea "
+        "is a duplicate (the Signal records it); chosen on the labeled set's tuning part "
+        "([docs/similar.md](docs/similar.md#duplicate_similarity-the-automation-apis-meaning-rule))",
+    )
+    similar_embed_workers: Count = var(
+        1,
+        "worker processes per ideas or search process that run the transformer: for search "
+        "texts and, with `static`, the candidates they score, and for the automation rule's "
+        "duplicate checks (new and edited ideas: the embedder process) "
+        "([docs/similar.md](docs/similar.md#where-it-runs-and-why-in-the-ideas-service))",
+    )
+    similar_embed_nice: Nice = var(
+        10,
+        "how many steps (0 to 19) below the ideas process's CPU priority its model processes "
+        "run, so requests take the CPU first",
+    )
+    similar_search_idle: Flag = var(
+        True,
+        "`1`: the search process (`ims-ideas-similar`) runs in Linux's idle scheduling class "
+        "(the CPU only when no other process wants it, given up the moment one does), so "
+        "similar queries never take the CPU from other requests; its search texts' worker "
+        "processes too; `0`: at the normal class (the workers at `SIMILAR_EMBED_NICE`) "
+        "([docs/similar.md](docs/similar.md#where-it-runs-and-why-in-the-ideas-service))",
+    )
+    similar_embed_cpu: Cpu = var(
+        "last",
+        "the one CPU the embedder process (new and edited ideas' embeddings) runs on: `last` "
+        "(the last CPU the ideas process may use, when it may use two or more), `none` (any "
+        "CPU; the Kubernetes manifests' choice), or a CPU's number "
+        "([docs/similar.md](docs/similar.md#where-it-runs-and-why-in-the-ideas-service))",
+        shown="`last`",
+        kind="`last`, `none` or a CPU's number",
+        validate_default=True,
+    )
+    similar_index_memory_mb: Count = var(
+        1024,
+        "in-memory similar-ideas indexes a search process (or an ideas process, for the "
+        "automation rule) keeps, in MB; beyond, the least recently searched workspaces' are "
+        "dropped and loaded again when searched (about 465 bytes an idea)",
+    )
+    similar_embedder: Literal["child", "external"] = var(
+        "child",
+        "who runs the embedder (new and edited ideas' embeddings): `child`, each ideas process "
+        "starts and watches one; `external`, none, because it runs as a process of its own "
+        "(`ims-ideas-embedder`; the Kubernetes manifests' choice) "
+        "([docs/similar.md](docs/similar.md#where-it-runs-and-why-in-the-ideas-service))",
+    )
+    embedder_port: Port = var(
+        8086,
+        "where `ims-ideas-embedder` (run on its own) answers `/healthz`, `/readyz` and `/metrics`",
+    )
 
 
 # The app's settings key, typed as this service's: the ideas app is given IdeasSettings.

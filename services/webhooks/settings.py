@@ -2,61 +2,60 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
 from aiohttp import web
+from pydantic import BeforeValidator
+from pydantic_settings import NoDecode
 
 from libs.common import web as common_web
-from libs.common.settings import Settings, SettingsError, env_bool, env_float, env_int
+from libs.common.settings import Count, Flag, Seconds, Settings, Size, var
 
 DEFAULT_RETRY_SCHEDULE = "0,5,300,1800,7200,18000,36000,36000"
 
 
-def _schedule(env: dict[str, str]) -> tuple[float, ...]:
-    raw = env.get("WEBHOOK_RETRY_SCHEDULE", "").strip() or DEFAULT_RETRY_SCHEDULE
+def _schedule(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
     try:
-        values = tuple(float(v) for v in raw.split(","))
+        values = tuple(float(v) for v in value.split(","))
     except ValueError as err:
-        raise SettingsError(
-            f"WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds: {raw!r}"
-        ) from err
+        raise ValueError(f"must be comma-separated seconds, got {value!r}") from err
     if not values or any(v < 0 for v in values):
-        raise SettingsError("WEBHOOK_RETRY_SCHEDULE needs one or more non-negative numbers")
+        raise ValueError("needs one or more non-negative numbers")
     return values
 
 
-@dataclass(frozen=True)
+Schedule = Annotated[tuple[float, ...], NoDecode, BeforeValidator(_schedule)]
+
+
 class WebhooksSettings(Settings):
     # DB_TIMEOUTS: the default (claims and fan-out batches), the dispatcher's pool too.
-    webhook_retry_schedule: tuple[float, ...] = field(
-        default=tuple(float(v) for v in DEFAULT_RETRY_SCHEDULE.split(","))
+    webhook_retry_schedule: Schedule = var(
+        DEFAULT_RETRY_SCHEDULE,
+        "seconds before each attempt",
+        validate_default=True,
     )
-    webhook_timeout_s: float = 10.0
-    webhook_disable_after_s: int = 432000
-    webhook_ca_file: str = ""
-    webhook_allow_private_targets: bool = False
-    webhook_allow_http: bool = False
-    webhook_concurrency: int = 200
-    webhook_per_host_concurrency: int = 20
-    webhook_per_workspace_concurrency: int = 50
-
-    @classmethod
-    def read(cls, e: dict[str, str], require_secrets: bool) -> dict[str, Any]:
-        return dict(
-            super().read(e, require_secrets),
-            webhook_retry_schedule=_schedule(e),
-            webhook_timeout_s=env_float(e, "WEBHOOK_TIMEOUT_S", 10.0),
-            webhook_disable_after_s=env_int(e, "WEBHOOK_DISABLE_AFTER_S", 432000, 0),
-            webhook_ca_file=e.get("WEBHOOK_CA_FILE", ""),
-            webhook_allow_private_targets=env_bool(e, "WEBHOOK_ALLOW_PRIVATE_TARGETS", False),
-            webhook_allow_http=env_bool(e, "WEBHOOK_ALLOW_HTTP", False),
-            webhook_concurrency=env_int(e, "WEBHOOK_CONCURRENCY", 200, 1),
-            webhook_per_host_concurrency=env_int(e, "WEBHOOK_PER_HOST_CONCURRENCY", 20, 1),
-            webhook_per_workspace_concurrency=env_int(
-                e, "WEBHOOK_PER_WORKSPACE_CONCURRENCY", 50, 1
-            ),
-        )
+    webhook_timeout_s: Seconds = var(10.0, "receiver answer timeout")
+    webhook_disable_after_s: Size = var(
+        432000, "failing this long deactivates a subscription (seconds)"
+    )
+    webhook_ca_file: str = var("", "extra CA bundle for HTTPS deliveries")
+    webhook_allow_private_targets: Flag = var(
+        False, "`1` allows loopback/private targets (tests only)"
+    )
+    webhook_allow_http: Flag = var(False, "`1` allows `http://` subscription targets (tests only)")
+    webhook_concurrency: Count = var(
+        200,
+        "attempts and test pings at once per webhooks process, in all; a ping beyond: 429 with "
+        "`Retry-After`",
+    )
+    webhook_per_host_concurrency: Count = var(
+        20, "attempts and test pings at once per webhooks process and target host (however spelled)"
+    )
+    webhook_per_workspace_concurrency: Count = var(
+        50, "attempts and test pings at once per webhooks process and workspace"
+    )
 
 
 # The app's settings key, typed as this service's: `create_webhooks_app` is given WebhooksSettings.

@@ -365,7 +365,7 @@ def database_demand(objs: list[Obj]) -> tuple[int, list[str]]:
     """The PostgreSQL connections the variant's processes may hold at once: every Deployment
     at its autoscaler's maximum plus a rollout's surge (`DB_CONNECTIONS`), and each Job's.
     With the problems found on the way (a process it cannot count)."""
-    pool_max = int(config(objs).get("DB_POOL_MAX", Settings.db_pool_max))
+    pool_max = int(config(objs).get("DB_POOL_MAX", Settings.default("db_pool_max")))
     most, problems, total = _max_replicas(objs), [], 0
     for deployment in of_kind(objs, "Deployment"):
         name = deployment["metadata"]["name"]

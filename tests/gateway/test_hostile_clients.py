@@ -72,7 +72,7 @@ async def test_answer_over_the_replay_limit_is_relayed_and_not_kept(rig: Gateway
     whole; the key is freed, as after a 5xx, rather than held by an answer that cannot be
     replayed."""
     ws = rig.workspace()
-    pad = GatewaySettings.idempotency_max_stored_bytes + 1
+    pad = GatewaySettings.default("idempotency_max_stored_bytes") + 1
     body = {"name": uuid.uuid4().hex, "pad": pad}
     key = {"Idempotency-Key": uuid.uuid4().hex}
     first = await ws.api.post(PATH, json=body, headers=key)

@@ -162,7 +162,7 @@ async def test_the_table_grows_by_at_most_the_limit_per_request(rig: GatewayRig)
     """Answers up to IDEMPOTENCY_MAX_STORED_BYTES are stored (one row each, the table growing by
     no more than the limit a request); a larger one is relayed whole, stores nothing and frees
     its key."""
-    cap = GatewaySettings.idempotency_max_stored_bytes
+    cap = GatewaySettings.default("idempotency_max_stored_bytes")
     ws = rig.workspace()
     rows, size = table(rig)
     stored = []

@@ -15,7 +15,7 @@ from services.gateway.settings import GatewaySettings
 from tests.support.api import Workspace
 from tests.support.processes import System
 
-CAP = GatewaySettings.idempotency_max_stored_bytes
+CAP = GatewaySettings.default("idempotency_max_stored_bytes")
 MCP = "/api/v1/mcp"
 MCP_HEADERS = {
     "Content-Type": "application/json",
