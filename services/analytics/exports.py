@@ -106,6 +106,7 @@ IDEA_COLUMNS = (
     "createdAt",
     "roadmapStageId",
     "mergedIntoId",
+    "commentCount",
 )
 
 

@@ -57,6 +57,7 @@ IDEA_FIELDS = {
     "createdAt",
     "roadmapStageId",
     "mergedIntoId",
+    "commentCount",
 }
 SIGNAL_FIELDS = {
     "id",

@@ -7,6 +7,7 @@ from . import envelopes as m
 from . import schemas as models
 from . import stages as st
 from . import evidence as ev
+from . import comments as cm
 
 S = "ideas"
 # The similar-ideas routes are served by the ideas service's search process, `ims-ideas-similar`,
@@ -456,6 +457,7 @@ ROUTES = [
         description="Help desk tickets linked to the idea.",
     ),
     *ev.ROUTES,
+    *cm.ROUTES,
     Route(
         "POST",
         f"{I}/{{id}}/merge",
