@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import aiohttp
@@ -30,7 +30,7 @@ CLIENTS = 4
 
 
 def write_comments(dsn: str, ws: str, idea_id: str, key_id: str, n: int) -> None:
-    start = datetime.now(timezone.utc) - timedelta(milliseconds=n + 1000)
+    start = datetime.now(UTC) - timedelta(milliseconds=n + 1000)
     rows, public, parent = [], 0, None
     for i in range(n):
         internal = i % 5 == 4

@@ -15,8 +15,8 @@ from . import examples as ex
 from .requests import PageQuery
 from .schemas import Comment, RecordDeleted
 
-S = "ideas"
-I = f"{API}/ideas"
+SERVICE = "ideas"
+IDEAS_PATH = f"{API}/ideas"
 
 
 class ListCommentsQuery(PageQuery):
@@ -83,8 +83,8 @@ NOT_FOUND = "An unknown idea, or a comment that is not the idea's: 404 `not_foun
 ROUTES = [
     Route(
         "GET",
-        f"{I}/{{id}}/comments",
-        S,
+        f"{IDEAS_PATH}/{{id}}/comments",
+        SERVICE,
         "list_comments",
         "ideas:read",
         "Comments of an idea (oldest first)",
@@ -99,8 +99,8 @@ ROUTES = [
     ),
     Route(
         "POST",
-        f"{I}/{{id}}/comments",
-        S,
+        f"{IDEAS_PATH}/{{id}}/comments",
+        SERVICE,
         "create_comment",
         "ideas:write",
         "Comment on an idea",
@@ -118,8 +118,8 @@ ROUTES = [
     ),
     Route(
         "PATCH",
-        f"{I}/{{id}}/comments/{{commentId}}",
-        S,
+        f"{IDEAS_PATH}/{{id}}/comments/{{commentId}}",
+        SERVICE,
         "update_comment",
         "ideas:write",
         "Edit a comment",
@@ -131,8 +131,8 @@ ROUTES = [
     ),
     Route(
         "DELETE",
-        f"{I}/{{id}}/comments/{{commentId}}",
-        S,
+        f"{IDEAS_PATH}/{{id}}/comments/{{commentId}}",
+        SERVICE,
         "delete_comment",
         "ideas:write",
         "Delete a comment",
