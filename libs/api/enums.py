@@ -77,6 +77,9 @@ WebhookEventType = TypeAliasType(
             "idea.signal_detected",
             "customer.created",
             "customer.updated",
+            "comment.created",
+            "comment.updated",
+            "comment.deleted",
         ],
         Field(
             description="A kind of event a webhook subscription can receive; the payload of each "

@@ -105,6 +105,7 @@ IDEA_COLUMNS = (
     "createdAt",
     "roadmapStageId",
     "mergedIntoId",
+    "commentCount",
 )
 
 

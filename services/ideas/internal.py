@@ -1,6 +1,6 @@
 """Internal routes for peer services (never in the public route table; the internal-token
-middleware protects them): read ideas of the caller's workspace, deleted ones included, and
-find an idea's id by its `IDEA-<n>` number."""
+middleware protects them): read ideas of the caller's workspace, deleted ones included, find
+an idea's id by its `IDEA-<n>` number, and list or delete an end user's comments."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from libs.common.validation import Body, parse_body, path_uuid
 from libs.common.web import PG_POOL, caller, data_response
 
 from . import store
+from .comment_views import internal_remove_user_comments, internal_user_comments
 from .render import fragment
 
 
@@ -54,3 +55,6 @@ def setup_internal_routes(app: web.Application) -> None:
     app.router.add_get("/internal/ideas/{id}", internal_get_idea)
     app.router.add_post("/internal/ideas/lookup", internal_lookup_ideas)
     app.router.add_get("/internal/ideas/number/{number:[0-9]{1,19}}", internal_idea_by_number)
+    # A user's comments, for the customers service's export and erasure of the user.
+    app.router.add_get("/internal/users/{userId}/comments", internal_user_comments)
+    app.router.add_delete("/internal/users/{userId}/comments", internal_remove_user_comments)

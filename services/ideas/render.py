@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from libs.common.render import fragment
 
-__all__ = ["DETAIL_JSON", "IDEA_JSON", "SIGNAL_JSON", "TAGS_JSON", "fragment"]
+__all__ = ["COMMENT_JSON", "DETAIL_JSON", "IDEA_JSON", "SIGNAL_JSON", "TAGS_JSON", "fragment"]
 
 IDEA_JSON = "ideas.idea_json(i)"
 
@@ -23,3 +23,6 @@ DETAIL_JSON = f"ideas.idea_detail_json(i, {TAGS_JSON})"
 
 # A Signal, over `ideas.signals s`.
 SIGNAL_JSON = "ideas.signal_json(s)"
+
+# A Comment, over `ideas.comments c` (migration 0700_comments.sql).
+COMMENT_JSON = "ideas.comment_json(c)"

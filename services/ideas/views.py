@@ -340,3 +340,13 @@ __all__ += ["create_stage", "delete_stage", "update_stage"]
 from .signal_views import create_signal, delete_signal  # noqa: E402
 
 __all__ += ["create_signal", "delete_signal"]
+
+# The comments (comment_views.py), mounted from here too.
+from .comment_views import (  # noqa: E402
+    create_comment,
+    delete_comment,
+    list_comments,
+    update_comment,
+)
+
+__all__ += ["create_comment", "delete_comment", "list_comments", "update_comment"]

@@ -58,6 +58,7 @@ IDEA_FIELDS = {
     "createdAt",
     "roadmapStageId",
     "mergedIntoId",
+    "commentCount",
 }
 SIGNAL_FIELDS = {
     "id",

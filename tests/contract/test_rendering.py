@@ -30,6 +30,9 @@ DATA = {
     "idea.signal_detected": ["idea", "signal"],
     "customer.created": ["customer"],
     "customer.updated": ["customer"],
+    "comment.created": ["comment", "idea"],
+    "comment.updated": ["comment", "idea"],
+    "comment.deleted": ["comment", "idea"],
 }
 
 
@@ -246,6 +249,16 @@ async def scenario(api: Api, system: System, ws_id: str, hook_url: str) -> dict[
         other = (await api.post(f"{path}/{sub_path}", json=spare)).data
         await api.delete(f"{path}/{sub_path}/{other['id']}")
     await api.patch(f"{path}/participants/{one['id']}", json={"decision": "approved"})
+    top = (await api.post(f"{path}/comments", json={"body": "When does it ship?"})).data
+    reply = (
+        await api.post(
+            f"{path}/comments", json={"body": "Soon", "parentId": top["id"], "internal": True}
+        )
+    ).data
+    await api.patch(f"{path}/comments/{reply['id']}", json={"body": "Q3"})
+    spare = (await api.post(f"{path}/comments", json={"body": "Spare"})).data
+    await api.delete(f"{path}/comments/{spare['id']}")
+    await api.get(f"{path}/comments", params={"internal": "true"})
     seeded = [i["id"] for i in (await api.get(I, params={"limit": 100})).data]
     for sub_path in (
         "",
@@ -255,6 +268,7 @@ async def scenario(api: Api, system: System, ws_id: str, hook_url: str) -> dict[
         "/participants",
         "/meetings",
         "/support-tickets",
+        "/comments",
     ):
         for some in seeded[:12] + [idea["id"]]:  # seeded ideas have the sub-resources
             await api.get(f"{I}/{some}{sub_path}")
@@ -347,7 +361,12 @@ async def test_every_answer_payload_and_export_has_the_one_form(
         data = event["data"]
         if list(data) != DATA.get(event["type"], ["idea"]):
             check.problems.append(f"delivery {event['type']}: data keys {list(data)}")
-        for key, name in (("idea", "Idea"), ("customer", "CustomerFull"), ("signal", "Signal")):
+        for key, name in (
+            ("idea", "Idea"),
+            ("customer", "CustomerFull"),
+            ("signal", "Signal"),
+            ("comment", "Comment"),
+        ):
             if key in data:
                 check.value(data[key], check.schema(name), f"delivery {event['type']}.{key}")
         if "vote" in data and list(data["vote"]) != ["voter", "value"]:

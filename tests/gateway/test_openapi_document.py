@@ -152,7 +152,7 @@ async def test_webhooks_section_describes_every_event(api: Api) -> None:
     """The 3.1 `webhooks` section has the payload of each event type, webhook.test and new_idea."""
     doc = (await api.with_key(None).get("/api/v1/openapi.json")).json
     events = doc["components"]["schemas"]["WebhookEventType"]["enum"]
-    assert len(events) == 11
+    assert len(events) == 14
     assert set(doc["webhooks"]) == {*events, "webhook.test", "new_idea"}
     for name, item in doc["webhooks"].items():
         media = item["post"]["requestBody"]["content"]["application/json"]

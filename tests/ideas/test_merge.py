@@ -95,7 +95,7 @@ async def test_merge_moves_votes_signals_and_counts_then_unmerge_restores(
     assert p["voteCount"] == 0 and await votes(api, dup["id"]) == {}
     assert p["signalCount"] == 3 and p["uniqueSourceCount"] == 2
     assert (p["publicVoteCount"], p["requestCount"]) == (13, 6)
-    assert list(d) == list(before) and list(d)[-6:-5] == ["mergedIntoId"]
+    assert list(d) == list(before) and list(d)[-7:-5] == ["mergedIntoId", "commentCount"]
     assert (await api.get(f"{I}/{dup['id']}")).data == d
     decisions = (await api.get(f"{I}/{dup['id']}/decisions")).data
     last = decisions[-1]
@@ -299,5 +299,5 @@ async def test_merged_into_id_in_lists_and_exports(api: Api) -> None:
     assert rows[dup["id"]]["mergedIntoId"] == primary["id"]
     r = await api.get("/api/v1/export/ideas", params={"format": "csv"})
     header, *lines = r.body.decode().splitlines()
-    assert header.split(",")[-1] == "mergedIntoId"
-    assert any(line.startswith(dup["id"]) and line.endswith(primary["id"]) for line in lines)
+    assert header.split(",")[-2:] == ["mergedIntoId", "commentCount"]
+    assert any(line.startswith(dup["id"]) and line.endswith(f"{primary['id']},0") for line in lines)

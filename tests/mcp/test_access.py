@@ -27,6 +27,7 @@ ALL_TOOLS = {
     "find_similar_ideas",
     "merge_ideas",
     "record_signal",
+    "add_comment",
     "list_customers",
     "link_customer",
     "analytics_summary",
@@ -52,7 +53,14 @@ async def _names(system: System, key: str) -> set[str]:
         (
             "ideas:write,ideas:vote",
             "pro",
-            {"create_idea", "update_idea", "vote_idea", "merge_ideas", "record_signal"},
+            {
+                "create_idea",
+                "update_idea",
+                "vote_idea",
+                "merge_ideas",
+                "record_signal",
+                "add_comment",
+            },
         ),
         ("customers:read,customers:write", "pro", {"list_customers", "link_customer"}),
         ("analytics:read,roadmap:read", "growth", {"analytics_summary", "list_roadmap_stages"}),

@@ -10,8 +10,8 @@ from libs.api.table import TOOL_ROUTES
 from services.mcp.catalogue import build, idea_ref
 
 
-def test_twelve_tools_are_served() -> None:
-    """The route table declares the twelve tools, each once."""
+def test_thirteen_tools_are_served() -> None:
+    """The route table declares the thirteen tools, each once."""
     assert [r.tool.name for r in TOOL_ROUTES if r.tool] == list(build(TOOL_ROUTES))
     assert set(build(TOOL_ROUTES)) == {
         "search_ideas",
@@ -26,6 +26,7 @@ def test_twelve_tools_are_served() -> None:
         "analytics_summary",
         "list_roadmap_stages",
         "record_signal",
+        "add_comment",
     }
 
 
@@ -90,3 +91,20 @@ def test_idea_references() -> None:
         "IDEA-4 2",
     ):
         assert idea_ref(value) is None, value
+
+
+def test_add_comment_declaration_maps_to_its_route() -> None:
+    """add_comment sends `ideaId` as the path's idea and `body`, `internal`, `userId` in the
+    body (no `parentId`: a tool writes top-level comments), answering the Comment."""
+    tool = build(TOOL_ROUTES)["add_comment"]
+    schema = tool.definition().input_schema
+    assert set(schema["properties"]) == {"ideaId", "body", "internal", "userId"}
+    assert set(schema["required"]) == {"ideaId", "body"}
+    idea, user = uuid.uuid4(), uuid.uuid4()
+    call = tool.call(
+        {"ideaId": "IDEA-7", "body": "Hi", "internal": True, "userId": str(user)}, {"ideaId": idea}
+    )
+    assert (call.method, call.path) == ("POST", f"{API}/ideas/{idea}/comments")
+    assert call.body == {"body": "Hi", "internal": True, "userId": str(user)}
+    output = tool.definition().output_schema
+    assert output is not None and "author" in output["required"]

@@ -63,6 +63,9 @@ def decided_by_contract(status: int, error: dict[str, Any]) -> bool:
     if field == "parentId" and "own ancestor" in message:
         # docs/ideas.md: a product moved under itself or one of its descendants (stored tree).
         return True
+    if field == "parentId" and "one level deep" in message:
+        # docs/ideas.md: a reply to a reply (a stored comment's parent decides).
+        return True
     if field == "detectedAt" and "in the future" in message:
         # docs/ideas.md: a signal's detectedAt is not in the future (the clock decides).
         return True

@@ -33,6 +33,7 @@ class Records:
     tickets: list[str] = field(default_factory=list)
     meetings: list[str] = field(default_factory=list)
     participants: list[str] = field(default_factory=list)
+    comments: list[str] = field(default_factory=list)  # top-level ones
 
     @property
     def second_ideas(self) -> list[str]:
@@ -94,6 +95,12 @@ async def seed_records(
         r = await api.post(f"{first}/{path}", json=body)
         assert r.status == 200, r.body
         getattr(rec, kind).append(r.data["id"])
+    for body in ({"body": "Recorded comment"}, {"body": "Recorded note", "internal": True}):
+        r = await api.post(f"{first}/comments", json=body)
+        assert r.status == 200, r.body
+        rec.comments.append(r.data["id"])
+    r = await api.post(f"{first}/comments", json={"body": "Reply", "parentId": rec.comments[0]})
+    assert r.status == 200, r.body
     # The idea and customer created above are delivered to webhooks[0] an hour from now: the
     # delivery rows exist at once (within a second or two of the event).
     deadline = time.monotonic() + 10
@@ -103,5 +110,5 @@ async def seed_records(
         await asyncio.sleep(0.2)
     assert rec.ideas and rec.customers and rec.stages and rec.deliveries and rec.tags
     assert rec.products and rec.members
-    assert rec.evidence and rec.tickets and rec.meetings and rec.participants
+    assert rec.evidence and rec.tickets and rec.meetings and rec.participants and rec.comments
     return rec

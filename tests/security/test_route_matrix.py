@@ -51,6 +51,7 @@ PATH_KINDS = {
     ("support-tickets", "ticketId"): "tickets",
     ("meetings", "meetingId"): "meetings",
     ("participants", "participantId"): "participants",
+    ("comments", "commentId"): "comments",
 }
 
 # A valid body per operation taking one, so that only the key, the scope, the plan or the
@@ -95,6 +96,8 @@ BODIES: dict[str, Any] = {
     "create_meeting": {"title": "Matrix meeting", "meetingDate": "2025-01-01T00:00:00Z"},
     "create_participant": {"memberId": "{members}", "role": "reviewer"},
     "update_participant": {"decision": "approved"},
+    "create_comment": {"body": "Matrix comment", "parentId": "{comments}"},
+    "update_comment": {"body": "Edited by the matrix"},
     "create_webhook": {"targetUrl": "https://hooks.example.com/matrix", "events": ["idea.created"]},
     "automation_subscribe": {"hookUrl": "https://hooks.example.com/matrix"},
     "update_webhook": {"name": "Renamed by the matrix"},
@@ -329,6 +332,7 @@ async def test_route_never_shows_another_workspace(matrix: Matrix, route: Route)
             "products",
             "members",
             "signals",
+            "comments",
         )
         for i in getattr(other, kind)
         if i in text

@@ -31,6 +31,9 @@ ALL_EVENTS = [
     "idea.signal_detected",
     "customer.created",
     "customer.updated",
+    "comment.created",
+    "comment.updated",
+    "comment.deleted",
 ]
 
 
@@ -56,6 +59,9 @@ async def deliveries_when(api: Api, sub_id: str, done: Any, timeout: float = 15.
 def event_data(kind: str) -> dict[str, Any]:
     if kind.startswith("customer."):
         return {"customer": {"id": "7c9e6679-7425-40de-944b-e07fc1f90ae7", "name": "Acme"}}
+    if kind.startswith("comment."):
+        comment = {"id": "0b6f1c2e-3d4a-4e5f-8a9b-0c1d2e3f4a5b", "body": "Any news?"}
+        return {"comment": comment, "idea": sample_idea()}
     data: dict[str, Any] = {"idea": sample_idea()}
     extras = {
         "idea.status_changed": {"previousStatus": "new"},
@@ -92,7 +98,7 @@ async def test_every_event_kind_arrives_signed(
         ws.api,
         sub["id"],
         lambda d: (
-            len(d["recentDeliveries"]) == 11
+            len(d["recentDeliveries"]) == len(ALL_EVENTS)
             and all(x["status"] == "delivered" for x in d["recentDeliveries"])
         ),
     )

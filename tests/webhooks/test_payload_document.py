@@ -39,6 +39,10 @@ async def test_every_event_delivered_matches_its_documented_payload(
     one = f"/api/v1/ideas/{idea['id']}"
     assert (await api.patch(one, json={"status": "planned", "riceReach": 10})).status == 200
     assert (await api.post(one + "/vote", json={"value": 1})).status == 200
+    comment = (await api.post(one + "/comments", json={"body": "Payload comment"})).data
+    r = await api.patch(f"{one}/comments/{comment['id']}", json={"body": "Edited"})
+    assert r.status == 200, r.body
+    assert (await api.delete(f"{one}/comments/{comment['id']}")).status == 200
     stage = (await api.get("/api/v1/roadmap/stages")).data[0]["id"]
     assert (await api.put(one + "/roadmap", json={"stageId": stage})).status == 200
     for _ in range(2):  # the second is a duplicate: a signal on the first

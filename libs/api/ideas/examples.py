@@ -60,6 +60,7 @@ IDEA: dict[str, Any] = {
     "createdAt": "2025-03-01T10:15:00.000000Z",
     "roadmapStageId": STAGE_ID,
     "mergedIntoId": None,
+    "commentCount": 2,
 }
 
 IDEA_DETAIL: dict[str, Any] = {
@@ -84,6 +85,32 @@ SIGNAL: dict[str, Any] = {
     "autoLinkedCustomerId": None,
     "detectedAt": "2025-03-12T16:02:11.104200Z",
     "createdAt": "2025-03-12T16:02:11.104200Z",
+}
+
+COMMENT_ID = "2e4f6a8c-0b1d-4e3f-a5b7-c9d1e3f5a7b9"
+USER_ID = "9c8b7a6f-5e4d-4c3b-a2f1-e0d9c8b7a6f5"
+KEY_ID = "1f2e3d4c-5b6a-4978-8a9b-0c1d2e3f4a5b"
+
+COMMENT: dict[str, Any] = {
+    "id": COMMENT_ID,
+    "ideaId": IDEA_ID,
+    "body": "Our night shift would use this every day. Any news on timing?",
+    "internal": False,
+    "parentId": None,
+    "author": {"type": "user", "id": USER_ID, "name": "Priya Shah"},
+    "createdAt": "2025-03-13T11:20:05.312000Z",
+    "updatedAt": None,
+}
+
+REPLY: dict[str, Any] = {
+    "id": "3f5a7b9c-1d2e-4f3a-b5c7-d9e1f3a5b7c9",
+    "ideaId": IDEA_ID,
+    "body": "Planned for next quarter; we will post here when it ships.",
+    "internal": False,
+    "parentId": COMMENT_ID,
+    "author": {"type": "key", "id": KEY_ID, "name": "Support desk"},
+    "createdAt": "2025-03-13T14:02:44.020100Z",
+    "updatedAt": "2025-03-13T14:05:10.000000Z",
 }
 
 DECISION: dict[str, Any] = {

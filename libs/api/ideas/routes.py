@@ -2,7 +2,7 @@
 
 from libs.api.route import API, Route, Tool
 
-from . import envelopes, evidence, requests, stages
+from . import comments, envelopes, evidence, requests, stages
 from . import schemas as models
 
 SERVICE = "ideas"
@@ -453,6 +453,7 @@ ROUTES = [
         description="Help desk tickets linked to the idea.",
     ),
     *evidence.ROUTES,
+    *comments.ROUTES,
     Route(
         "POST",
         f"{IDEAS_PATH}/{{id}}/merge",

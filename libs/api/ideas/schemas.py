@@ -120,6 +120,9 @@ class Idea(Out):
     mergedIntoId: UUID | None
     """The primary idea this one was merged into as a duplicate (`POST /ideas/{id}/merge`);
     null unless merged"""
+    commentCount: int
+    """Comments on the idea that are not internal (`GET /ideas/{id}/comments`); a merged
+    duplicate keeps its own"""
 
 
 class IdeaTag(Out):
@@ -229,6 +232,43 @@ class Signal(Out):
     """When the mention happened"""
     createdAt: datetime
     """When it was recorded"""
+
+
+class CommentAuthor(Out):
+    """Who wrote a comment: the end user it was written for (`userId`), else the API key that
+    posted it."""
+
+    type: Literal["user", "key"]
+    """`user` for a comment written with a `userId`, else `key`"""
+    id: UUID
+    """The user's id, or the API key's id"""
+    name: str | None
+    """The user's name (null when the user has none), or the key's name"""
+
+
+class Comment(Out):
+    """A comment on an idea: a reply names its parent (replies go one level deep); an
+    `internal` one is a note for the team."""
+
+    model_config = example(ex.COMMENT)
+
+    id: UUID
+    """The comment's id"""
+    ideaId: UUID
+    """The idea it is on"""
+    body: str
+    """The text, 1 to 10,000 characters"""
+    internal: bool
+    """An internal note for the team (not counted in the idea's `commentCount`)"""
+    parentId: UUID | None
+    """The comment this one replies to; null for a top-level comment. It stays when that
+    comment is deleted"""
+    author: CommentAuthor
+    """Who wrote it"""
+    createdAt: datetime
+    """When it was written"""
+    updatedAt: datetime | None
+    """When its body was last changed; null until then"""
 
 
 class Evidence(Out):

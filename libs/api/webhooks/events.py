@@ -17,7 +17,7 @@ from libs.api.base import Out, example
 from libs.api.customers.schemas import CUSTOMER, CustomerFull
 from libs.api.enums import IdeaStatus
 from libs.api.ideas import examples as ideas_ex
-from libs.api.ideas.schemas import Idea, Signal
+from libs.api.ideas.schemas import Comment, Idea, Signal
 
 # A message header of `idea.created` (not part of the payload receivers get): the idea's
 # author as the ideas service keeps it (IdeaDetail's `sourceUserName`), which the automation
@@ -73,6 +73,15 @@ class IdeaSignalData(IdeaEventData):
     """The signal"""
 
 
+class CommentEventData(Out):
+    """The comment and the idea it is on, after the change."""
+
+    comment: Comment
+    """The comment (for `comment.deleted`, as it was)"""
+    idea: Idea
+    """The idea after the change (its `commentCount` follows)"""
+
+
 class CustomerEventData(Out):
     """The customer after the change."""
 
@@ -125,6 +134,21 @@ EVENTS: dict[str, tuple[type[BaseModel], dict[str, Any], str]] = {
     ),
     "customer.created": (CustomerEventData, {"customer": CUSTOMER}, "A customer was created."),
     "customer.updated": (CustomerEventData, {"customer": CUSTOMER}, "A customer was changed."),
+    "comment.created": (
+        CommentEventData,
+        {"comment": ideas_ex.COMMENT, "idea": ideas_ex.IDEA},
+        "A comment was written on an idea (internal ones too).",
+    ),
+    "comment.updated": (
+        CommentEventData,
+        {"comment": ideas_ex.REPLY, "idea": ideas_ex.IDEA},
+        "A comment's body was changed.",
+    ),
+    "comment.deleted": (
+        CommentEventData,
+        {"comment": ideas_ex.COMMENT, "idea": {**ideas_ex.IDEA, "commentCount": 1}},
+        "A comment was deleted (through the API, or as its author was erased); its replies stay.",
+    ),
     "webhook.test": (
         WebhookTestData,
         {"subscriptionId": "f0e1d2c3-b4a5-4968-8776-5a4b3c2d1e0f"},

@@ -1,4 +1,4 @@
 """The webhooks service's consumer queue: the dispatcher turns every public event into
 deliveries."""
 
-QUEUE: dict[str, tuple[str, ...]] = {"webhooks": ("idea.*", "customer.*")}
+QUEUE: dict[str, tuple[str, ...]] = {"webhooks": ("idea.*", "customer.*", "comment.*")}

@@ -40,9 +40,9 @@ class CreateWebhookRequest(Body):
     targetUrl: str = Field(min_length=1, max_length=2000, json_schema_extra=HTTPS_ONLY)
     """https URL that receives the signed deliveries"""
     events: list[WebhookEventType] = Field(
-        min_length=1, max_length=11, json_schema_extra={"uniqueItems": True}
+        min_length=1, max_length=14, json_schema_extra={"uniqueItems": True}
     )
-    """The events to deliver, 1 to 11, each at most once"""
+    """The events to deliver, 1 to 14, each at most once"""
 
     @field_validator("events")
     @classmethod
@@ -71,10 +71,10 @@ class UpdateWebhookRequest(Body):
     events: list[WebhookEventType] = Field(
         default=None,  # type: ignore[arg-type]
         min_length=1,
-        max_length=11,
+        max_length=14,
         json_schema_extra={"uniqueItems": True},
     )
-    """The events to deliver, 1 to 11, each at most once"""
+    """The events to deliver, 1 to 14, each at most once"""
     isActive: bool = Field(default=None)  # type: ignore[assignment]
     """false pauses deliveries, true resumes them"""
 
