@@ -336,7 +336,7 @@ class Consumer:
         self._channel = await self.broker.connection.channel()
         await self._channel.set_qos(prefetch_count=self.prefetch)
         queue = await self._channel.get_queue(self.broker.queue_name(self.consumer))
-        await queue.consume(self._on_message)
+        await queue.consume(self.receive)
 
     async def stop(self) -> None:
         if self._channel is not None and not self._channel.is_closed:
@@ -358,7 +358,14 @@ class Consumer:
             await self.handler(cur, event)
         return True
 
-    async def _on_message(self, message: AbstractIncomingMessage) -> None:
+    async def receive(self, message: AbstractIncomingMessage) -> None:
+        """What the queue hands each message to: here, `consume_one` at once. A subclass may
+        gather messages instead and handle them together (the webhooks `BatchConsumer`)."""
+        await self.consume_one(message)
+
+    async def consume_one(self, message: AbstractIncomingMessage) -> None:
+        """One message: its event applied (`handle`) and the message acked, or nacked back to
+        the queue after a pause when applying failed."""
         request_id = (message.headers or {}).get("x-request-id")
         with structlog.contextvars.bound_contextvars(request_id=request_id, consumer=self.consumer):
             event = await parse_event(message)

@@ -4,7 +4,7 @@ Messages are taken as they arrive and handed to one drainer, which writes the id
 events waiting (`processed_events`, so a redelivered one is skipped) and their delivery rows in
 one transaction (`Fanout.batch`), starts the first attempts handed over once it commits, then
 acks. A burst of events thus costs a few statements rather than a few per event. If a batch
-fails, its events are retried one at a time by the base consumer, so that one bad event cannot
+fails, its events are retried one at a time by the base consumer (`consume_one`), so that one bad event cannot
 hold back the others (it alone is dead-lettered after its tries).
 """
 
@@ -52,7 +52,8 @@ class BatchConsumer(Consumer):
             await asyncio.wait([self._drainer], timeout=2.0)
         await super().stop()
 
-    async def _on_message(self, message: AbstractIncomingMessage) -> None:
+    async def receive(self, message: AbstractIncomingMessage) -> None:
+        """Each message joins the batch waiting for the drainer."""
         event = await parse_event(message)
         if event is None:
             return
@@ -84,7 +85,7 @@ class BatchConsumer(Consumer):
             raise_if_cancelled(err)
             log.warning("event_batch_failed", events=len(batch), error=repr(err))
             for message, _ in batch:  # one at a time: see the module's docstring
-                await super()._on_message(message)
+                await self.consume_one(message)
             return
         for message, _ in batch:
             try:

@@ -310,14 +310,14 @@ class Dispatcher:
             except Exception as err:  # send() answers whatever happens; this is the backstop
                 raise_if_cancelled(err)
                 log.warning("attempt_error", delivery_id=str(job.id), error=repr(err))
+                now = time.time()
                 answer = Answer(
-                    False,
-                    None,
-                    f"attempt failed: {type(err).__name__}",
-                    0,
-                    int(time.time()),
-                    None,
-                    time.time(),
+                    ok=False,
+                    status_code=None,
+                    error=f"attempt failed: {type(err).__name__}",
+                    duration_ms=0,
+                    signed_at=int(now),
+                    started_at=now,
                 )
             self.hosts.observe(job.target_host, answer.duration_ms / 1000)
             self.outcomes.append(self._judge(job, answer))
@@ -333,7 +333,9 @@ class Dispatcher:
                     error=answer.error,
                 )
         finally:
-            self.running.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
+            task = asyncio.current_task()
+            if task is not None:  # always, inside a task; the check is for the type
+                self.running.pop(task, None)
             self._slot_freed(job.target_host, job.workspace_id)
 
     def _slot_freed(self, host: str, workspace: str) -> None:
@@ -359,17 +361,17 @@ class Dispatcher:
         else:
             status, retry_in = "pending", self.retry_in(attempt, answer.retry_after_s)
         return Outcome(
-            job.id,
-            job.subscription_id,
-            job.lease,
-            status,
-            answer.status_code,
-            answer.error,
-            answer.duration_ms,
-            answer.signed_at,
-            retry_in,
-            gone,
-            answer.started_at,
+            delivery_id=job.id,
+            subscription_id=job.subscription_id,
+            lease=job.lease,
+            status=status,
+            status_code=answer.status_code,
+            error=answer.error,
+            duration_ms=answer.duration_ms,
+            signed_at=answer.signed_at,
+            retry_in_s=retry_in,
+            gone=gone,
+            attempted_at=answer.started_at,
         )
 
     def retry_in(self, attempt: int, asked_s: float | None) -> float:

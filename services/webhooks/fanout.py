@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .dispatcher import Dispatcher
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Target:
     id: uuid.UUID
     kind: str
@@ -73,12 +73,12 @@ class TargetCache:
         gen = self._gen
         targets = [
             Target(
-                r["id"],
-                r["kind"],
-                r["target_url"],
-                host_key(r["target_url"]),
-                r["secret"],
-                frozenset(r["events"]),
+                id=r["id"],
+                kind=r["kind"],
+                target_url=r["target_url"],
+                host=host_key(r["target_url"]),
+                secret=r["secret"],
+                events=frozenset(r["events"]),
             )
             for r in await subs.active_targets(cur, workspace_id)
         ]
@@ -108,17 +108,17 @@ class Handoff:
         if self.dispatcher is None or not self.dispatcher.reserve(target.host, row.workspace_id):
             return False
         self.jobs[row.id] = Claimed(
-            row.id,
-            row.workspace_id,
-            target.id,
-            target.kind,
-            row.event_type,
-            target.target_url,
-            target.host,
-            Secrets(target.secret),
-            row.body,
-            0,
-            self.lease,
+            id=row.id,
+            workspace_id=row.workspace_id,
+            subscription_id=target.id,
+            kind=target.kind,
+            event_type=row.event_type,
+            target_url=target.target_url,
+            target_host=target.host,
+            secrets=Secrets(current=target.secret),
+            body=row.body,
+            attempt_count=0,
+            lease=self.lease,
         )
         return True
 
@@ -137,14 +137,18 @@ class Handoff:
             self._drop(job_id)
 
     def go(self) -> None:
-        assert self.dispatcher is not None or not self.jobs
         for job in self.jobs.values():
-            self.dispatcher.start(job)  # type: ignore[union-attr]
+            self._dispatcher().start(job)
         self.jobs.clear()
 
     def _drop(self, job_id: uuid.UUID) -> None:
         job = self.jobs.pop(job_id)
-        self.dispatcher.unreserve(job)  # type: ignore[union-attr]
+        self._dispatcher().unreserve(job)
+
+    def _dispatcher(self) -> Dispatcher:
+        """The dispatcher the jobs were reserved in: a job exists only when `reserve` had one."""
+        assert self.dispatcher is not None
+        return self.dispatcher
 
 
 class Fanout:
@@ -216,13 +220,13 @@ class Fanout:
         for t in targets:
             is_hook = t.kind == subs.AUTOMATION
             row = NewDelivery(
-                uuid.uuid4(),
-                str(event["id"]),
-                workspace_id,
-                t.id,
-                subs.NEW_IDEA if is_hook else event_type,
-                t.host,
-                hook_body if is_hook else main_body,
+                id=uuid.uuid4(),
+                event_id=str(event["id"]),
+                workspace_id=workspace_id,
+                subscription_id=t.id,
+                event_type=subs.NEW_IDEA if is_hook else event_type,
+                target_host=t.host,
+                body=hook_body if is_hook else main_body,
                 occurred_at=occurred_at,
             )
             rows.append(row.leased_copy() if handoff.reserve(row, t) else row)

@@ -39,7 +39,7 @@ ERROR_CAP = 500
 USER_AGENT = "ims-webhooks/1.1"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Answer:
     ok: bool
     status_code: int | None
@@ -157,7 +157,15 @@ class Sender:
             log.warning("attempt_error", delivery_id=str(job.id), error=repr(err))
             code, error, wait = None, f"attempt failed: {type(err).__name__}", None
         ms = int((time.perf_counter() - started) * 1000)
-        return Answer(error is None, code, error, ms, signed_at, wait, now)
+        return Answer(
+            ok=error is None,
+            status_code=code,
+            error=error,
+            duration_ms=ms,
+            signed_at=signed_at,
+            retry_after_s=wait,
+            started_at=now,
+        )
 
     async def _post(
         self, url: str, body: bytes, headers: dict[str, str]

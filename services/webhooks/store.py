@@ -22,7 +22,7 @@ NOTIFY_CHANNEL = "webhooks_deliveries"
 LEASE_MARGIN_S = 10.0  # a lease lasts the attempt's timeout and this
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NewDelivery:
     id: uuid.UUID
     event_id: str
@@ -38,7 +38,7 @@ class NewDelivery:
         return replace(self, leased=True)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Secrets:
     """What signs an attempt: the current secret and, during a rotation, the previous one
     until `previous_expires_at` (Unix seconds). The sender decides at signing time."""
@@ -54,7 +54,7 @@ class Secrets:
         return [self.current]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Claimed:
     id: uuid.UUID
     workspace_id: str
@@ -71,7 +71,7 @@ class Claimed:
     claimed_at: float = field(default_factory=time.monotonic)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Outcome:
     """One finished attempt and what follows from it."""
 
@@ -148,7 +148,10 @@ async def insert_deliveries(
             "at": [r.occurred_at for r in rows],
         },
     )
-    return {r[0]: (r[2], Secrets(r[3], r[4], r[5])) for r in await cur.fetchall()}
+    return {
+        r[0]: (r[2], Secrets(current=r[3], previous=r[4], previous_expires_at=r[5]))
+        for r in await cur.fetchall()
+    }
 
 
 # Hosts and workspaces with no free share are left out of the window; within it, each
@@ -219,18 +222,18 @@ async def claim(
     rows = await cur.fetchall()
     return [
         Claimed(
-            r[0],
-            str(r[1]),
-            r[2],
-            r[3],
-            r[4],
-            r[5],
-            r[6],
-            Secrets(r[7], r[8], r[9]),
-            bytes(r[10]),
-            r[11],
-            lease,
-            r[12],
+            id=r[0],
+            workspace_id=str(r[1]),
+            subscription_id=r[2],
+            kind=r[3],
+            event_type=r[4],
+            target_url=r[5],
+            target_host=r[6],
+            secrets=Secrets(current=r[7], previous=r[8], previous_expires_at=r[9]),
+            body=bytes(r[10]),
+            attempt_count=r[11],
+            lease=lease,
+            schedule_base=r[12],
         )
         for r in rows
     ]
@@ -245,7 +248,9 @@ async def current(cur: aiopg.Cursor, sub_id: uuid.UUID) -> tuple[str, Secrets] |
         (sub_id,),
     )
     row = await cur.fetchone()
-    return None if row is None else (row[0], Secrets(row[1], row[2], row[3]))
+    if row is None:
+        return None
+    return row[0], Secrets(current=row[1], previous=row[2], previous_expires_at=row[3])
 
 
 _RECORD = """

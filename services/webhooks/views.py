@@ -125,17 +125,21 @@ async def test_webhook(request: web.Request) -> web.Response:
     event_id = uuid.uuid4()
     body = event_body(event_id, "webhook.test", who.workspace_id, {"subscriptionId": str(sub_id)})
     ping = Claimed(
-        event_id,
-        str(who.workspace_id),
-        sub_id,
-        subs.MAIN,
-        "webhook.test",
-        row["target_url"],
-        host_key(row["target_url"]),
-        Secrets(row["secret"], row["previous_secret"], row["previous_expires_at"]),
-        body,
-        0,
-        uuid.uuid4(),
+        id=event_id,
+        workspace_id=str(who.workspace_id),
+        subscription_id=sub_id,
+        kind=subs.MAIN,
+        event_type="webhook.test",
+        target_url=row["target_url"],
+        target_host=host_key(row["target_url"]),
+        secrets=Secrets(
+            current=row["secret"],
+            previous=row["previous_secret"],
+            previous_expires_at=row["previous_expires_at"],
+        ),
+        body=body,
+        attempt_count=0,
+        lease=uuid.uuid4(),
     )
     # The connection went back to the pool above: the ping waits on the receiver holding
     # only its slots in the shares of deliveries, or is refused at once.
