@@ -1,33 +1,32 @@
-"""Similar ideas by meaning (docs/similar.md): the in-memory index of each workspace, its
-upkeep from `ideas.embeddings`, the embedder's writes of that table, and the searches.
+"""Similar ideas by meaning (docs/similar.md): the in-memory index of each workspace, its upkeep
+from `similar.embeddings`, and the searches.
 
-- Search texts are embedded by the static model in the process (tens of microseconds), or,
-  with the transformer (`SIMILAR_MODEL=minilm`), in worker processes at a lower CPU priority
-  (`embedding.EmbedPool`, at most `EMBED_QUEUE` texts waiting): never on the event loop,
-  never under its GIL; new and edited ideas by the embedder process (embedder.py). With the
-  static model, the transformer (in those workers) scores each search's RERANK nearest ideas
-  by the static model, and its cosine is the answer's similarity (`_rerank`); the automation
-  rule's duplicate is that search's first answer (`duplicate`): one number for both.
+- Search texts are embedded by the transformer (`SIMILAR_MODEL=minilm`, the default) in worker
+  processes at a lower CPU priority (`embedding.EmbedPool`, at most `EMBED_QUEUE` texts
+  waiting): never on the event loop, never under its GIL; or by the static model in the
+  process (tens of microseconds), whose RERANK nearest ideas the transformer then scores, its
+  cosine the answer's similarity (`_rerank`). The automation rule's duplicates are the same
+  search's answers (`candidates`): one number for both.
 - Each process keeps, per workspace it has searched, an index: ids, int8 vectors, their sign
   bits, and which are live. A search with up to `RESCORE` live vectors is exact; above that,
   the Hamming distance of the sign bits picks `RESCORE` candidates, scored exactly.
-- The embedder process (embedder.py) consumes the `similar` queue (idea.created/updated/
-  status_changed/deleted), writes ideas' rows in `ideas.embeddings` (`upsert_embeddings`) and
-  notifies `ideas_similar`; every process then applies the rows past the last `seq` it saw
-  (a look-back covers rows committed out of seq order).
+- The embedder process (embedder.py) consumes the `similar` queue, keeps the service's copy of
+  the ideas and writes their rows in `similar.embeddings` (store.py), then notifies
+  `similar_index`; every process applies the rows past the last `seq` it saw (a look-back
+  covers rows committed out of seq order).
+- The answers' Idea forms are the ideas service's (`render`: its internal lookup, through the
+  peer client); an idea it reports deleted or merged is left out.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import io
 import threading
 import uuid
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,20 +38,12 @@ from aiohttp import web
 from prometheus_client import Counter
 
 from libs.common import db
-from libs.common.errors import NotFound, ServiceUnavailable
+from libs.common.caller import Caller
+from libs.common.errors import ServiceUnavailable
+from libs.common.peers import Peers
 from libs.common.tasks import raise_if_cancelled
 
-from . import prepared
-from .embedding import (
-    DIM,
-    EmbedPool,
-    Embedder,
-    StaticEmbedder,
-    idea_text,
-    make_embedder,
-    quantize,
-)
-from .render import IDEA_JSON, fragment
+from .embedding import DIM, EmbedPool, Embedder, StaticEmbedder, idea_text
 
 log = structlog.get_logger("similar")
 
@@ -73,21 +64,17 @@ INLINE_UP_TO = RESCORE  # rows searched on the event loop (exact: a quarter of a
 RECENT_TEXTS = 1024  # search texts (per workspace) whose vectors a process keeps
 RERANK = 50  # with the static model: its nearest ideas the transformer scores (a search's answer)
 VERIFIED_TEXTS = 32768  # texts (per workspace) whose vectors by the transformer a process keeps
+RENDER_MARGIN = 8  # hits asked of the ideas service beyond `limit` (those it says left)
+LOOKUP_MAX = 1000  # ids one call of the ideas service's lookup takes at most
+# An idea of the service's copy that may show: neither deleted nor merged.
 ELIGIBLE = "i.status <> 'deleted' AND i.merged_into_id IS NULL"
 # The static model's candidates (ids, best first): the first eligible ones' texts (up to the
-# last parameter), each with its place among them, for the transformer to score.
+# last parameter), each with its place among them, for the transformer to score. The ids go as
+# one array literal of their hex digits: adapting a text costs psycopg2 less than a list of
+# UUIDs.
 TEXTS_SQL = (
     "SELECT h.n, i.title, i.summary FROM unnest(%s::uuid[]) WITH ORDINALITY h(id, n)"
-    " JOIN ideas.ideas i ON i.id = h.id AND i.workspace_id = %s"
-    f" WHERE {ELIGIBLE} ORDER BY h.n LIMIT %s"
-)
-# A search's hits (ids, best first), the first `limit` eligible ones rendered, in that order,
-# each with its place among the hits. The ids go as one array literal of their hex digits:
-# adapting a text costs psycopg2 less than a list of UUIDs, and no UUID object is made for
-# ids that come back only as their places.
-HITS_SQL = (
-    f"SELECT h.n, {IDEA_JSON}::text FROM unnest(%s::uuid[]) WITH ORDINALITY h(id, n)"
-    f" JOIN ideas.ideas i ON i.id = h.id AND i.workspace_id = %s"
+    ' JOIN "similar".ideas i ON i.idea_id = h.id AND i.workspace_id = %s'
     f" WHERE {ELIGIBLE} ORDER BY h.n LIMIT %s"
 )
 
@@ -249,27 +236,19 @@ class Index:
         )
 
 
-@contextlib.asynccontextmanager
-async def _cursor(source: aiopg.Cursor | aiopg.Pool) -> AsyncIterator[aiopg.Cursor]:
-    """The caller's cursor as it is, or a connection of a pool for one query's time: a search
-    given a pool holds none while its index loads or a model runs."""
-    if isinstance(source, aiopg.Pool):
-        async with db.cursor(source) as cur:
-            yield cur
-    else:
-        yield source
-
-
 @dataclass
 class Similar:
-    """The process's indexes and executors (one per ideas process, on the app)."""
+    """The process's indexes and executors (one per search process, on the app)."""
 
     dsn: str
-    model: str = "static"
+    model: str = "minilm"
     workers: int = 1
     nice: int = 10
     idle: bool = True  # the search texts' workers in the idle scheduling class
     memory_budget: int = 1024 * 2**20  # bytes of indexes kept (SIMILAR_INDEX_MEMORY_MB)
+    # The process's pool, set when the app starts: a search holds one of its connections only
+    # for each query, never while an index loads or a model runs.
+    pool: aiopg.Pool | None = None
     indexes: dict[uuid.UUID, Index] = field(default_factory=dict)
     loading: dict[uuid.UUID, asyncio.Future[Index]] = field(default_factory=dict)
     watermark: int = 0
@@ -288,6 +267,11 @@ class Similar:
         self.query_pool = EmbedPool(self.workers, self.nice, self.idle)
         self.search_pool = ThreadPoolExecutor(2, thread_name_prefix="search")
         self.waiting = threading.BoundedSemaphore(EMBED_QUEUE)
+
+    @property
+    def _pool(self) -> aiopg.Pool:
+        assert self.pool is not None, "the app sets the pool when it starts"
+        return self.pool
 
     async def embed(self, workspace_id: uuid.UUID, text: str) -> np.ndarray:
         """The unit vector of a workspace's search text. A text the workspace asked for
@@ -325,17 +309,16 @@ class Similar:
         finally:
             self.waiting.release()
 
-    async def duplicate(
-        self, pool: aiopg.Pool, workspace_id: uuid.UUID, text: str, threshold: float
-    ) -> tuple[uuid.UUID, float] | None:
-        """The automation rule's duplicate by meaning: the idea `POST /ideas/similar` puts
-        first for `text`, when its similarity reaches `threshold` (docs/similar.md): the same
-        search, so the Signal records the number that search answers. A connection of `pool`
-        is held only for each query, never while the index loads or a model runs (the
-        automation create calls it with no transaction open)."""
+    async def candidates(
+        self, workspace_id: uuid.UUID, text: str, limit: int, min_similarity: float
+    ) -> list[tuple[uuid.UUID, float]]:
+        """The automation rule's duplicates by meaning: the ideas `POST /ideas/similar` answers
+        for `text`, best first, at or above `min_similarity`, with the similarity it answers
+        (docs/similar.md): the same search, so the Signal records the number that search
+        answers. The ideas service takes the first that may still take a Signal (neither
+        deleted nor merged: its own rows say, in its creating transaction)."""
         vector = await self.embed(workspace_id, text)
-        found = await self.nearest(pool, workspace_id, vector, 1, threshold, text=text)
-        return (found[0][0], found[0][1]) if found else None
+        return await self.nearest(workspace_id, vector, limit, min_similarity, text=text)
 
     async def scored(self, workspace_id: uuid.UUID, texts: list[str]) -> np.ndarray:
         """The transformer's unit vectors of texts: those it scored lately from the process's
@@ -361,7 +344,6 @@ class Similar:
 
     async def _rerank(
         self,
-        source: aiopg.Cursor | aiopg.Pool,
         workspace_id: uuid.UUID,
         text: str,
         hits: list[tuple[bytes, float]],
@@ -371,8 +353,8 @@ class Similar:
         `text`, best first: the static model finds the candidates (microseconds over the
         whole workspace), the transformer ranks them and its cosine is their similarity."""
         ids = "{" + ",".join(raw.hex() for raw, _ in hits) + "}"
-        async with _cursor(source) as cur:
-            await prepared.execute(cur, TEXTS_SQL, (ids, workspace_id, keep))
+        async with db.cursor(self._pool) as cur:
+            await cur.execute(TEXTS_SQL, (ids, workspace_id, keep))
             rows = await cur.fetchall()
         if not rows:
             return []
@@ -448,14 +430,14 @@ class Similar:
         """Apply the rows of loaded workspaces written since the watermark (and up to
         LOOKBACK seqs behind it, for rows that committed out of seq order); each row version
         once. The rows read."""
-        top = await db.fetchval(cur, "SELECT coalesce(max(seq), 0) FROM ideas.embeddings")
+        top = await db.fetchval(cur, 'SELECT coalesce(max(seq), 0) FROM "similar".embeddings')
         low = max(self.watermark - LOOKBACK, 0)
         # Each row version has a seq of its own, so one read once is never read again: a
         # refresh with nothing new reads nothing, not the look-back window again.
         self.fetched = {seq for seq in self.fetched if seq > low}
         rows = await db.fetchall(
             cur,
-            "SELECT workspace_id, idea_id, vector, live, seq FROM ideas.embeddings"
+            'SELECT workspace_id, idea_id, vector, live, seq FROM "similar".embeddings'
             " WHERE seq > %s AND seq <= %s AND workspace_id = ANY(%s::uuid[])"
             " AND seq NOT IN (SELECT unnest(%s::bigint[])) ORDER BY seq",
             # an array literal: a list would be sent as ARRAY[...] of 1,024 expressions
@@ -473,13 +455,13 @@ class Similar:
         return len(rows)
 
     async def run_refresher(self, pool: aiopg.Pool) -> None:
-        """LISTEN ideas_similar and refresh on each notice (and every second regardless)."""
+        """LISTEN similar_index and refresh on each notice (and every second regardless)."""
         while True:
             try:
                 async with db.listen_connection(self.dsn) as conn:
                     async with conn.cursor() as cur:
-                        await cur.execute("LISTEN ideas_similar")
-                        await cur.execute("SELECT coalesce(max(seq), 0) FROM ideas.embeddings")
+                        await cur.execute("LISTEN similar_index")
+                        await cur.execute('SELECT coalesce(max(seq), 0) FROM "similar".embeddings')
                         if not self.watermark:
                             self.watermark = (await cur.fetchone())[0]
                     while True:
@@ -502,86 +484,90 @@ class Similar:
 
     # ---- searches --------------------------------------------------------------------------
 
-    async def search(
-        self,
-        cur: aiopg.Cursor,
-        workspace_id: uuid.UUID,
-        q: np.ndarray,
-        limit: int,
-        min_similarity: float,
-        exclude: uuid.UUID | None = None,
-        text: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """`[{"similarity", "idea": Idea}]`, most similar first."""
-        return [
-            {"similarity": s, "idea": fragment(idea)}
-            for _, s, idea in await self.nearest(
-                cur, workspace_id, q, limit, min_similarity, exclude, text
-            )
-        ]
-
     async def nearest(
         self,
-        source: aiopg.Cursor | aiopg.Pool,
         workspace_id: uuid.UUID,
         q: np.ndarray,
         limit: int,
         min_similarity: float,
         exclude: uuid.UUID | None = None,
         text: str | None = None,
-    ) -> list[tuple[uuid.UUID, float, str]]:
-        """(id, similarity, Idea JSON) of the closest live ideas, most similar first. With
-        the static model and the query's `text`, the transformer scores the static model's
-        RERANK nearest (`_rerank`): every search and the automation rule answer so."""
+    ) -> list[tuple[uuid.UUID, float]]:
+        """(id, similarity) of the closest live ideas, most similar first, at most `limit` +
+        RENDER_MARGIN (room for ideas the ideas service says have left since the index heard
+        of them). With the static model and the query's `text`, the transformer scores the
+        static model's RERANK nearest (`_rerank`): every search and the automation rule
+        answer so."""
         index = await self.index(workspace_id)
         rerank = self.static is not None and text is not None
         want = max(limit, RERANK) if rerank else limit
         # Room for the idea itself and for rows the index has not yet seen leave.
         if index.n <= INLINE_UP_TO:  # cheaper than a thread's hand-off
-            found = index.top(q, want + 8)
+            found = index.top(q, want + RENDER_MARGIN)
         else:
             loop = asyncio.get_running_loop()
-            found = await loop.run_in_executor(self.search_pool, index.top, q, want + 8)
+            found = await loop.run_in_executor(self.search_pool, index.top, q, want + RENDER_MARGIN)
         skip = exclude.bytes if exclude is not None else None
         hits = [(raw, max(0.0, min(1.0, s))) for raw, s in found if raw != skip]
         if rerank and hits:
             assert text is not None
-            hits = await self._rerank(source, workspace_id, text, hits, want)
-        hits = [(raw, s) for raw, s in hits if s >= min_similarity]
-        if not hits:
-            return []
-        # The first `limit` eligible hits, in the order found: PostgreSQL renders those alone
-        # (an expensive output column is computed after the LIMIT), from a prepared statement
-        # (planning over the ideas table's indexes costs more than the lookups).
-        ids = "{" + ",".join(raw.hex() for raw, _ in hits) + "}"
-        async with _cursor(source) as cur:
-            await prepared.execute(cur, HITS_SQL, (ids, workspace_id, limit))
-            rendered = await cur.fetchall()
-        out = []
-        for n, idea in rendered:
-            raw, s = hits[n - 1]
-            out.append((uuid.UUID(bytes=raw), round(s, 6), idea))
-        return out
+            hits = await self._rerank(workspace_id, text, hits, want + RENDER_MARGIN)
+        return [
+            (uuid.UUID(bytes=raw), round(s, 6))
+            for raw, s in hits[: limit + RENDER_MARGIN]
+            if s >= min_similarity
+        ]
 
     async def idea_vector(
-        self, cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID
+        self, peers: Peers, who: Caller, idea_id: uuid.UUID
     ) -> tuple[np.ndarray, str]:
-        """An idea's vector (its stored one when current) and its text."""
-        await prepared.execute(
-            cur,
-            "SELECT i.title, i.summary, e.vector, e.text_hash FROM ideas.ideas i"
-            " LEFT JOIN ideas.embeddings e ON e.workspace_id = i.workspace_id"
-            "  AND e.idea_id = i.id WHERE i.workspace_id = %s AND i.id = %s",
-            (workspace_id, idea_id),
-        )
-        row = await cur.fetchone()
+        """An idea's vector (its stored one when current) and its text: from the service's
+        copy, or, for an idea the copy does not hold yet (its event on the way), its title and
+        summary as the ideas service answers them (404 when it has no such idea)."""
+        async with db.cursor(self._pool) as cur:
+            await cur.execute(
+                'SELECT i.title, i.summary, e.vector, e.text_hash FROM "similar".ideas i'
+                ' LEFT JOIN "similar".embeddings e ON e.workspace_id = i.workspace_id'
+                "  AND e.idea_id = i.idea_id WHERE i.workspace_id = %s AND i.idea_id = %s",
+                (who.workspace_id, idea_id),
+            )
+            row = await cur.fetchone()
         if row is None:
-            raise NotFound("Idea not found")
+            idea = await peers.data(
+                who, "ideas", "GET", f"/internal/ideas/{idea_id}", missing="Idea not found"
+            )
+            row = (idea["title"], idea["summary"], None, None)
         title, summary, vector, stored_hash = row
         text = idea_text(title, summary)
         if vector is not None and bytes(stored_hash) == text_hash(self.model_id, text):
             return np.frombuffer(bytes(vector), np.int8).astype(np.float32) / 127.0, text
-        return await self.embed(workspace_id, text), text
+        return await self.embed(who.workspace_id, text), text
+
+
+async def render(
+    peers: Peers, who: Caller, hits: list[tuple[uuid.UUID, float]], limit: int
+) -> list[dict[str, Any]]:
+    """`[{"similarity", "idea": Idea}]` of the first `limit` hits the ideas service says may
+    show (neither deleted nor merged), in the hits' order and with their similarity: the Idea
+    forms are the ideas service's (its internal lookup), the order and the numbers this
+    service's."""
+    out: list[dict[str, Any]] = []
+    start = 0
+    while len(out) < limit and start < len(hits):
+        part = hits[start : start + min(LOOKUP_MAX, limit - len(out) + RENDER_MARGIN)]
+        start += len(part)
+        ideas = await peers.data(
+            who, "ideas", "POST", "/internal/ideas/lookup", json={"ids": [i for i, _ in part]}
+        )
+        by_id = {idea["id"]: idea for idea in ideas}
+        for idea_id, similarity in part:
+            idea = by_id.get(str(idea_id))
+            if idea is None or idea["status"] == "deleted" or idea["mergedIntoId"] is not None:
+                continue
+            out.append({"similarity": similarity, "idea": idea})
+            if len(out) == limit:
+                break
+    return out
 
 
 SIMILAR = web.AppKey("similar", Similar)
@@ -597,11 +583,11 @@ def load_index(dsn: str, workspace_id: uuid.UUID) -> tuple[Index, int]:
         # except those committed later out of seq order (the refresh's look-back takes them).
         conn.set_session(readonly=True, isolation_level="REPEATABLE READ")
         with conn, conn.cursor() as cur:
-            cur.execute("SELECT coalesce(max(seq), 0) FROM ideas.embeddings")
+            cur.execute('SELECT coalesce(max(seq), 0) FROM "similar".embeddings')
             seq = cur.fetchone()[0]
             cur.copy_expert(
                 cur.mogrify(
-                    "COPY (SELECT idea_id, vector FROM ideas.embeddings WHERE workspace_id = %s"
+                    'COPY (SELECT idea_id, vector FROM "similar".embeddings WHERE workspace_id = %s'
                     " AND live AND length(vector) = %s) TO STDOUT (FORMAT binary)",
                     (str(workspace_id), DIM),
                 ).decode(),
@@ -621,156 +607,3 @@ def load_index(dsn: str, workspace_id: uuid.UUID) -> tuple[Index, int]:
         ids = np.frombuffer(rows["id"].tobytes(), np.uint64).reshape(-1, 2)
         index.bulk(ids, np.ascontiguousarray(rows["vec"]))
     return index, seq
-
-
-# ---- the embedder's writes: an idea's embedding follows its text and state --------------------
-
-
-async def upsert_embeddings(
-    pool: aiopg.Pool,
-    embed: Callable[[list[str]], Awaitable[np.ndarray]],
-    ideas: list[tuple[str, str]],
-    model_id: str,
-) -> int:
-    """Bring the rows in `ideas.embeddings` of these (workspace id, idea id) to the ideas'
-    current text and state; the rows written. The model runs with no transaction open; a
-    row is written only if its idea's text is still the one embedded (an edit since has an
-    event of its own), with the state read under a lock, in one transaction."""
-    ideas = sorted(set(ideas))
-    keys = ([w for w, _ in ideas], [i for _, i in ideas])
-    async with db.cursor(pool) as cur:
-        rows = await db.fetchall(
-            cur,
-            f"SELECT i.workspace_id, i.id, i.title, i.summary, ({ELIGIBLE}) AS live,"
-            " e.text_hash, e.live AS was_live FROM ideas.ideas i"
-            " LEFT JOIN ideas.embeddings e ON e.workspace_id = i.workspace_id AND e.idea_id = i.id"
-            " WHERE (i.workspace_id, i.id) IN (SELECT * FROM unnest(%s::uuid[], %s::uuid[]))",
-            keys,
-        )
-    todo: dict[tuple[uuid.UUID, uuid.UUID], tuple[bytes, str | None]] = {}
-    for r in rows:
-        text = idea_text(r["title"], r["summary"])
-        digest = text_hash(model_id, text)
-        same_text = r["text_hash"] is not None and bytes(r["text_hash"]) == digest
-        if not same_text or r["was_live"] != r["live"]:  # else only a vote, a score, a repeat
-            todo[(r["workspace_id"], r["id"])] = (digest, None if same_text else text)
-    if not todo:
-        return 0
-    texts = [t for _, t in todo.values() if t is not None]
-    vectors = iter(quantize(await embed(texts)) if texts else [])
-    fresh = {key: next(vectors) for key, (_, t) in todo.items() if t is not None}
-    written = 0
-    async with db.transaction(pool) as cur:
-        now = await db.fetchall(
-            cur,
-            f"SELECT i.workspace_id, i.id, i.title, i.summary, ({ELIGIBLE}) AS live"
-            " FROM ideas.ideas i WHERE (i.workspace_id, i.id) IN"
-            " (SELECT * FROM unnest(%s::uuid[], %s::uuid[])) ORDER BY i.id FOR SHARE",
-            ([str(w) for w, _ in todo], [str(i) for _, i in todo]),
-        )
-        for r in now:
-            key = (r["workspace_id"], r["id"])
-            digest, _ = todo[key]
-            if text_hash(model_id, idea_text(r["title"], r["summary"])) != digest:
-                continue
-            vec = fresh.get(key)
-            if vec is None:
-                await cur.execute(
-                    "UPDATE ideas.embeddings SET live = %s, seq = nextval("
-                    "'ideas.embedding_seq'), updated_at = now() WHERE workspace_id = %s"
-                    " AND idea_id = %s AND live <> %s",
-                    (r["live"], key[0], key[1], r["live"]),
-                )
-            else:
-                await cur.execute(
-                    "INSERT INTO ideas.embeddings AS e (workspace_id, idea_id, vector, text_hash,"
-                    " live) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (workspace_id, idea_id) DO"
-                    " UPDATE SET vector = EXCLUDED.vector, text_hash = EXCLUDED.text_hash,"
-                    " live = EXCLUDED.live, seq = nextval('ideas.embedding_seq'),"
-                    " updated_at = now()",
-                    (key[0], key[1], vec.tobytes(), digest, r["live"]),
-                )
-            written += cur.rowcount
-        if written:
-            await cur.execute("NOTIFY ideas_similar")
-    return written
-
-
-# ---- catching up: rows of another model, ideas with none -----------------------------------
-
-CATCH_UP_LOCK = 0x1D5_5E4  # the advisory lock one embedder at a time catches up under
-CATCH_UP_BATCH = 256
-# The ideas (by id, past a point) whose row is missing or was computed from another model or
-# text: `text_hash` computed in SQL as in Python (sha256 of the model, a newline, the text).
-STALE_SQL = (
-    "SELECT i.workspace_id, i.id FROM ideas.ideas i LEFT JOIN ideas.embeddings e"
-    " ON e.workspace_id = i.workspace_id AND e.idea_id = i.id WHERE i.id > %s"
-    " AND e.text_hash IS DISTINCT FROM substring(sha256(convert_to(%s || E'\\n' ||"
-    " CASE WHEN coalesce(i.summary, '') = '' THEN i.title ELSE i.title || '. ' || i.summary END,"
-    " 'UTF8')) FROM 1 FOR 16) ORDER BY i.id LIMIT %s"
-)
-
-
-async def catch_up(
-    pool: aiopg.Pool, embed: Callable[[list[str]], Awaitable[np.ndarray]], model_id: str
-) -> int | None:
-    """Embed, with the current model, every idea whose row is missing or stale: after the
-    model changed (SIMILAR_MODEL), or ideas an event never reached. One embedder at a time
-    (an advisory lock; None when another holds it), in batches through `upsert_embeddings`,
-    in one pass over the ideas by id; the ideas embedded."""
-    async with pool.acquire() as conn, conn.cursor() as lock:
-        await lock.execute("SELECT pg_try_advisory_lock(%s)", (CATCH_UP_LOCK,))
-        if not (await lock.fetchone())[0]:
-            return None
-        try:
-            done, after = 0, uuid.UUID(int=0)
-            while True:
-                await lock.execute(STALE_SQL, (after, model_id, CATCH_UP_BATCH))
-                stale = await lock.fetchall()
-                if not stale:
-                    return done
-                await upsert_embeddings(pool, embed, [(w, i) for w, i in stale], model_id)
-                done, after = done + len(stale), stale[-1][1]
-        finally:
-            await lock.execute("SELECT pg_advisory_unlock(%s)", (CATCH_UP_LOCK,))
-
-
-# ---- the admin rebuild (ideasctl similar rebuild) ---------------------------------------------
-
-
-def rebuild(
-    conn: Any,
-    workspace_id: str | None = None,
-    batch: int = 32,
-    embedder: Embedder | StaticEmbedder | None = None,
-) -> dict[str, int]:
-    """Compute every idea's embedding again (psycopg2; commits a batch at a time) with
-    `embedder` (by default the static model)."""
-    embedder = embedder or make_embedder("static")
-    counts = {"ideas": 0, "embedded": 0}
-    with conn.cursor() as cur:
-        cur.execute(
-            f"SELECT i.workspace_id, i.id, i.title, i.summary, ({ELIGIBLE})"
-            " FROM ideas.ideas i WHERE %(ws)s::uuid IS NULL OR i.workspace_id = %(ws)s"
-            " ORDER BY i.workspace_id, i.id",
-            {"ws": workspace_id},
-        )
-        rows = cur.fetchall()
-    for start in range(0, len(rows), batch):
-        part = rows[start : start + batch]
-        texts = [idea_text(r[2], r[3]) for r in part]
-        vecs = quantize(np.vstack([embedder.embed([t]) for t in texts]))
-        with conn, conn.cursor() as cur:
-            for r, t, v in zip(part, texts, vecs):
-                cur.execute(
-                    "INSERT INTO ideas.embeddings AS e (workspace_id, idea_id, vector,"
-                    " text_hash, live) VALUES (%s, %s, %s, %s, %s)"
-                    " ON CONFLICT (workspace_id, idea_id) DO UPDATE SET vector = EXCLUDED.vector,"
-                    " text_hash = EXCLUDED.text_hash, live = EXCLUDED.live,"
-                    " seq = nextval('ideas.embedding_seq'), updated_at = now()",
-                    (r[0], r[1], v.tobytes(), text_hash(embedder.model_id, t), r[4]),
-                )
-            cur.execute("NOTIFY ideas_similar")
-        counts["ideas"] += len(part)
-        counts["embedded"] += len(part)
-    return counts

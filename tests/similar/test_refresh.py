@@ -1,5 +1,5 @@
-"""How an ideas process keeps its in-memory indexes current (docs/similar.md, "In memory"): it
-reads the rows of `ideas.embeddings` past the last seq it applied, and a look-back window
+"""How a search process keeps its in-memory indexes current (docs/similar.md, "In memory"): it
+reads the rows of `similar.embeddings` past the last seq it applied, and a look-back window
 behind it for rows whose transactions committed out of seq order; a row version read once is
 not read again, so a refresh with nothing new reads no row. Against the real database."""
 
@@ -12,14 +12,14 @@ import aiopg
 import numpy as np
 import psycopg2
 
-from services.ideas.embedding import DIM, quantize
-from services.ideas.similar import Similar, text_hash
+from services.similar.embedding import DIM, quantize
+from services.similar.index import Similar, text_hash
 
 
 def write(conn: Any, workspace: uuid.UUID, idea: uuid.UUID, v: np.ndarray) -> None:
     with conn.cursor() as cur:
         cur.execute(
-            "INSERT INTO ideas.embeddings (workspace_id, idea_id, vector, text_hash, live)"
+            'INSERT INTO "similar".embeddings (workspace_id, idea_id, vector, text_hash, live)'
             " VALUES (%s, %s, %s, %s, true)",
             (str(workspace), str(idea), quantize(v).tobytes(), text_hash("test", str(idea))),
         )
@@ -60,6 +60,6 @@ async def test_rows_are_read_once_and_late_commits_are_not_missed(system: Any) -
         for conn in (first, late):
             with conn, conn.cursor() as cur:
                 cur.execute(
-                    "DELETE FROM ideas.embeddings WHERE workspace_id = %s", (str(workspace),)
+                    'DELETE FROM "similar".embeddings WHERE workspace_id = %s', (str(workspace),)
                 )
             conn.close()

@@ -1,27 +1,24 @@
-"""`python -m services.ideas.embedder` (`ims-ideas-embedder`): the ideas service's embedder
+"""`python -m services.similar.embedder` (`ims-similar-embedder`): the similar service's embedder
 (docs/similar.md).
 
-It runs one of two ways (`SIMILAR_EMBEDDER`). `child` (the default): each ideas process
-starts one (`embedder_context`, with `--child`), starts it again if it exits, and stops it;
-the child exits on its own when its parent is gone. `external`: the ideas processes start
-none, and the embedder runs as a process of its own (its Deployment in deploy/k8s, scaled
-apart from the API's), serving `/healthz`, `/readyz` (PostgreSQL and RabbitMQ) and `/metrics`
-on `EMBEDDER_PORT` (8086) for its probes and Prometheus. Either way it consumes the
-`similar` queue (idea.created, idea.updated, idea.status_changed, idea.deleted) and keeps
-ideas' rows in `ideas.embeddings` current: the events delivered together are taken as one
-batch (up to `BATCH`), their ideas read in one query, the changed texts embedded in one
-model call, the rows written in one transaction, then one `NOTIFY ideas_similar`
-(`similar.upsert_embeddings`). At start it also embeds the ideas whose row is missing or was
-computed by another model (`similar.catch_up`, one embedder at a time). The handler applies
-the ideas' current state, so it keeps no record of handled events, and a redelivered or
-reordered event changes nothing.
+A process of its own (a Deployment of its own on Kubernetes, scaled apart from the search API;
+`make run` and the test systems start one beside it), serving `/healthz`, `/readyz`
+(PostgreSQL and RabbitMQ) and `/metrics` on `EMBEDDER_PORT` (8086) for its probes and
+Prometheus. It consumes the `similar` queue (idea.created, idea.updated, idea.status_changed,
+idea.deleted: each carries the Idea after the change) and keeps the service's copy of the
+ideas (`similar.ideas`) and their embeddings (`similar.embeddings`) current: the events
+delivered together are taken as one batch (up to `BATCH`), their states applied in one
+transaction (an event older than the copy's state changes nothing: `store.apply_ideas`), the
+changed texts embedded in one model call, the rows written in one transaction, then one
+`NOTIFY similar_index` (`store.upsert_embeddings`). At start it also embeds the ideas of the
+copy whose row is missing or was computed by another model (`store.catch_up`, one embedder at a
+time). A redelivered or reordered event changes nothing, so it keeps no record of handled
+events.
 
-It runs `SIMILAR_EMBED_NICE` steps below the ideas process's CPU priority (on the CPU
+It runs `SIMILAR_EMBED_NICE` steps below the CPU priority it was started with (on the CPU
 `SIMILAR_EMBED_CPU` names), its model on a thread of its own in the idle scheduling class,
-with an event loop, database pool and broker connection of its own: the model and the
-writes never take the CPU or the event loop from the API's requests. It stops on SIGTERM or
-SIGINT after the batch in hand, and, as a child, when its parent is gone (checked each
-second).
+with an event loop, database pool and broker connection of its own. It stops on SIGTERM or
+SIGINT after the batch in hand.
 """
 
 from __future__ import annotations
@@ -29,9 +26,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sys
 import time
-from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -42,23 +37,23 @@ from aiohttp import web
 from libs.api.topology import QUEUES
 from libs.common import db
 from libs.common.logging import configure_logging
-from libs.common.messaging import Broker, Consumer, Idempotent
+from libs.common.messaging import SEQ_HEADER, Broker, Consumer, Idempotent
 from libs.common.settings import load_or_exit
 from libs.common.tasks import raise_if_cancelled
 from libs.common.web import BROKER, PG_POOL, create_app, runner
 
 from .embedding import Embedder, StaticEmbedder, idle_thread, make_embedder, place_model_process
-from .settings import IdeasSettings
-from .similar import catch_up, upsert_embeddings
+from .settings import SimilarSettings
+from .store import IdeaState, apply_ideas, catch_up, upsert_embeddings
 
 log = structlog.get_logger("embedder")
 
-PROCESS = "ideas-embedder"
+PROCESS = "similar-embedder"
 BATCH = 64  # ideas a batch
 GATHER_S = 0.2  # how long the first event of a batch waits for more (one model call for all)
 PREFETCH = 128  # events delivered ahead
-RESTART_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0)  # between restarts, when it keeps exiting early
-STOP_S = 10.0  # SIGTERM to SIGKILL, when the ideas process stops
+
+Waiting = tuple[IdeaState, float, "asyncio.Future[None]"]
 
 
 class Batches:
@@ -70,17 +65,24 @@ class Batches:
         # nothing else wants, while the event loop (reads, transactions) keeps the process's
         # priority, so a transaction never waits for CPU the model was refused.
         self.model_thread = ThreadPoolExecutor(1, "model", initializer=idle_thread)
-        self.waiting: list[tuple[str, str, float, asyncio.Future[None]]] = []
+        self.waiting: list[Waiting] = []
         self.kick = asyncio.Event()
 
     async def apply(self, pool: Any, event: dict[str, Any]) -> None:
-        """The consumer's handler for one event: done when its batch is written."""
-        idea = event["data"].get("idea")
-        if not (isinstance(idea, dict) and "id" in idea):
+        """The consumer's handler for one event: done when its batch is written. The event's
+        version is its place in the ideas outbox (`x-event-seq`); an event published before
+        the relay sent it counts as 0, older than any that has one."""
+        headers = getattr(event, "headers", {}) or {}
+        try:
+            version = int(headers.get(SEQ_HEADER, 0))
+        except (TypeError, ValueError):
+            version = 0
+        state = IdeaState.of_event(event, version)
+        if state is None:
             return
         loop = asyncio.get_running_loop()
         done = loop.create_future()
-        self.waiting.append((event["workspaceId"], idea["id"], loop.time(), done))
+        self.waiting.append((state, loop.time(), done))
         if len(self.waiting) == 1 or len(self.waiting) >= BATCH:
             self.kick.set()  # the first of a batch starts its wait, a full batch ends it
         await done
@@ -99,7 +101,7 @@ class Batches:
             if not self.waiting:
                 await self.kick.wait()
                 continue
-            left = self.waiting[0][2] + GATHER_S - loop.time()
+            left = self.waiting[0][1] + GATHER_S - loop.time()
             if left > 0 and len(self.waiting) < BATCH:
                 try:  # not wait_for: it can swallow a cancellation on 3.11
                     async with asyncio.timeout(left):
@@ -110,11 +112,13 @@ class Batches:
             batch, self.waiting = self.waiting[:BATCH], self.waiting[BATCH:]
             await self.write(batch)
 
-    async def write(self, batch: list[tuple[str, str, float, asyncio.Future[None]]]) -> None:
+    async def write(self, batch: list[Waiting]) -> None:
         started = time.perf_counter()
+        states = [state for state, *_ in batch]
         try:
+            copied = await apply_ideas(self.pool, states)
             written = await upsert_embeddings(
-                self.pool, self.embed, [(w, i) for w, i, *_ in batch], self.embedder.model_id
+                self.pool, self.embed, [s.key for s in states], self.embedder.model_id
             )
         except asyncio.CancelledError:
             raise
@@ -129,13 +133,14 @@ class Batches:
         log.info(
             "embeddings_written",
             events=len(batch),
+            copied=copied,
             written=written,
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
 
 
 async def catch_up_once(pool: Any, batches: Batches) -> None:
-    """At start, the ideas whose row is missing or of another model (`similar.catch_up`)."""
+    """At start, the ideas whose row is missing or of another model (`store.catch_up`)."""
     try:
         done = await catch_up(pool, batches.embed, batches.embedder.model_id)
     except asyncio.CancelledError:
@@ -147,7 +152,7 @@ async def catch_up_once(pool: Any, batches: Batches) -> None:
         log.info("embeddings_catch_up_done", ideas=done)
 
 
-async def probes(settings: IdeasSettings, pool: Any, broker: Broker) -> web.AppRunner:
+async def probes(settings: SimilarSettings, pool: Any, broker: Broker) -> web.AppRunner:
     """A process of its own: `/healthz`, `/readyz` (PostgreSQL answers, the broker is
     connected) and `/metrics` on `EMBEDDER_PORT`, the internal endpoints every process has,
     on a listener with every listener's limits."""
@@ -160,19 +165,11 @@ async def probes(settings: IdeasSettings, pool: Any, broker: Broker) -> web.AppR
     return listener
 
 
-async def serve(settings: IdeasSettings, child: bool) -> None:
+async def serve(settings: SimilarSettings) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    parent = os.getppid()
-
-    async def orphaned() -> None:
-        while os.getppid() == parent:
-            await asyncio.sleep(1.0)
-        log.warning("embedder_parent_gone")
-        stop.set()
-
     embedder = make_embedder(settings.similar_model)
     pool = await db.create_pool(
         settings.database_url,
@@ -184,12 +181,9 @@ async def serve(settings: IdeasSettings, child: bool) -> None:
     broker = Broker(settings.amqp_url, settings.amqp_prefix, f"ims-{PROCESS}", QUEUES)
     batches = Batches(pool, embedder)
     tasks = [asyncio.create_task(batches.run())]
-    if child:
-        tasks.append(asyncio.create_task(orphaned()))
     consumer, listener = None, None
     try:
-        if not child:  # its probes answer while the model loads
-            listener = await probes(settings, pool, broker)
+        listener = await probes(settings, pool, broker)  # they answer while the model loads
         await loop.run_in_executor(None, embedder.load)
         delay = 0.5
         while not stop.is_set():
@@ -202,7 +196,7 @@ async def serve(settings: IdeasSettings, child: bool) -> None:
                 delay = min(delay * 2, 10.0)
         if not stop.is_set():
             consumer = Consumer(
-                pool, broker, "similar", "ideas", Idempotent(batches.apply), PREFETCH
+                pool, broker, "similar", "similar", Idempotent(batches.apply), PREFETCH
             )
             await consumer.start()
             tasks.append(asyncio.create_task(catch_up_once(pool, batches)))
@@ -228,50 +222,10 @@ async def serve(settings: IdeasSettings, child: bool) -> None:
 
 
 def main() -> None:
-    settings = load_or_exit(PROCESS, IdeasSettings)
+    settings = load_or_exit(PROCESS, SimilarSettings)
     configure_logging(settings.log_format, settings.log_level, PROCESS)
     place_model_process(settings.similar_embed_nice, settings.similar_embed_cpu)
-    asyncio.run(serve(settings, child="--child" in sys.argv[1:]))
-
-
-# ---- in the ideas process: start it, start it again, stop it -----------------------------------
-
-
-def embedder_context() -> Callable[[web.Application], AsyncIterator[None]]:
-    """The ideas process's embedder: started with the app, started again when it exits
-    (after a pause that grows while it keeps exiting within a minute), stopped with the app."""
-
-    async def ctx(app: web.Application) -> AsyncIterator[None]:
-        current: list[asyncio.subprocess.Process] = []
-
-        async def keep_running() -> None:
-            failures = 0
-            while True:
-                started = time.monotonic()
-                proc = await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "services.ideas.embedder", "--child"
-                )
-                current[:] = [proc]
-                code = await proc.wait()
-                failures = 0 if time.monotonic() - started > 60 else failures + 1
-                delay = RESTART_DELAYS[min(failures, len(RESTART_DELAYS) - 1)]
-                log.warning("embedder_exited", code=code, restart_in=delay)
-                await asyncio.sleep(delay)
-
-        task = asyncio.create_task(keep_running())
-        yield
-        task.cancel()
-        await asyncio.wait([task], timeout=1.0)
-        for proc in current:
-            if proc.returncode is None:
-                proc.terminate()
-                try:
-                    await asyncio.wait_for(proc.wait(), STOP_S)
-                except asyncio.TimeoutError:
-                    proc.kill()
-                    await proc.wait()
-
-    return ctx
+    asyncio.run(serve(settings))
 
 
 if __name__ == "__main__":

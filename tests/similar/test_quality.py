@@ -246,7 +246,9 @@ async def labeled_set_holds(api: Api, model: str) -> None:
 
 
 async def test_labeled_set_held_out_part(api: Api) -> None:
-    await labeled_set_holds(api, "static")
+    """The default model, the transformer (`minilm`), on the shared system; the static model
+    on a system of its own (test_static_model.py)."""
+    await labeled_set_holds(api, "minilm")
 
 
 async def signal_records_the_search_similarity(api: Api) -> None:
@@ -290,6 +292,8 @@ async def signal_records_the_search_similarity(api: Api) -> None:
 
 
 async def test_a_signal_records_the_similarity_the_search_answers(api: Api) -> None:
+    """One number (the default model): the automation rule asks the similar service the same
+    search `POST /ideas/similar` makes, through the gateway both."""
     await signal_records_the_search_similarity(api)
 
 

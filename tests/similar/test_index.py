@@ -11,8 +11,8 @@ import uuid
 import numpy as np
 import pytest
 
-from services.ideas.embedding import DIM, quantize
-from services.ideas.similar import COARSE_FROM, RESCORE, Index, nearest_rows
+from services.similar.embedding import DIM, quantize
+from services.similar.index import COARSE_FROM, RESCORE, Index, nearest_rows
 
 
 def clustered(n: int, noise: float, seed: int) -> np.ndarray:

@@ -1,7 +1,8 @@
-"""The embedder as a process of its own (`SIMILAR_EMBEDDER=external`, docs/similar.md): the
-ideas process starts none; `ims-ideas-embedder` answers its probes and metrics on
+"""The embedder, a process of its own (`ims-similar-embedder`, docs/similar.md): no process of
+the ideas service runs a model; the embedder answers its probes and metrics on
 `EMBEDDER_PORT`, keeps new and edited ideas findable by meaning within 2 seconds, takes up the
-work again after a restart, and stops cleanly on SIGTERM."""
+work again after a restart (the events that waited, the ideas of the copy no event reached, the
+rows of another model), and stops cleanly on SIGTERM."""
 
 from __future__ import annotations
 
@@ -20,12 +21,11 @@ import pytest
 from tests.support.processes import LOG_DIR, ROOT, free_port
 from tests.webhooks.support import (
     PartSystem,
-    start_part_system,
     stop_part_system,
     workspace_api,
 )
 
-from .test_similar import I, model_processes, new_idea, similar_to, until
+from .test_similar import I, model_processes, new_idea, similar_part_system, similar_to, until
 
 
 @dataclass
@@ -42,7 +42,7 @@ class External:
         env = {**self.system.env(), "EMBEDDER_PORT": str(self.port)}
         with open(LOG_DIR / f"{self.system.amqp_prefix}-embedder.log", "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "services.ideas.embedder"],
+                [sys.executable, "-m", "services.similar.embedder"],
                 cwd=ROOT,
                 env=env,
                 stdout=log,
@@ -66,9 +66,8 @@ class External:
 
 @pytest.fixture(scope="module")
 async def external() -> AsyncIterator[External]:
-    sys_ = await start_part_system(
-        {"SIMILAR_EMBEDDER": "external"}, ("gateway", "ideas", "similar")
-    )
+    # The system without its embedder: the test runs its own.
+    sys_ = await similar_part_system({}, ("gateway", "ideas", "similar"))
     ext = External(sys_, free_port())
     ext.start()
 
@@ -82,15 +81,17 @@ async def external() -> AsyncIterator[External]:
     await stop_part_system(sys_)
 
 
-async def test_the_ideas_process_starts_no_embedder_and_searches_still_answer(
+async def test_the_ideas_process_runs_no_model_and_searches_still_answer(
     external: External, http: Any, openapi: Any
 ) -> None:
     api = workspace_api(external.system, http, openapi)[1]
     assert await similar_to(api, "Start the search worker") == []
+    r = await api.post("/api/v1/automation/ideas", json={"title": "Ask the similar service"})
+    assert r.status == 201, r.body  # the meaning rule asked, and found nothing alike
     ideas = external.system.procs["ideas"][0].pid
-    # A child embedder starts with the app, before the process answers: none is there. (The
-    # static model embeds search texts in the process: no search worker either.)
+    # The search worker is the search process's; the ideas process starts no model process.
     assert model_processes(ideas) == {}
+    assert "search" in model_processes(external.system.procs["similar"][0].pid)
 
 
 async def test_probes_and_metrics_answer_on_its_port(external: External) -> None:
@@ -130,33 +131,40 @@ async def test_sigterm_stops_it_cleanly_and_a_new_one_catches_up(
     external: External, http: Any, openapi: Any
 ) -> None:
     """Stopped, it leaves the events in the queue; a new one takes them up, and at start
-    embeds the ideas no event reached (written by SQL) and the rows another model computed
-    (SIMILAR_MODEL changed): each row then carries the current model's hash."""
+    embeds the ideas of the copy no event reached (as the backfill of `ideasctl similar
+    rebuild` copies them) and the rows another model computed (SIMILAR_MODEL changed): each
+    row then carries the current model's hash."""
     import uuid
 
     import psycopg2
 
-    from services.ideas.embedding import MODEL_ID, STATIC_ID, idea_text
-    from services.ideas.similar import text_hash
+    from services.similar.embedding import MODEL_ID, STATIC_ID, idea_text
+    from services.similar.index import text_hash
 
     ws, api = workspace_api(external.system, http, openapi)
     older = await new_idea(api, "Export the roadmap as a slide deck")
-    await until(lambda: _has_row(external, older["id"], STATIC_ID, older["title"]), within=10)
+    await until(lambda: _has_row(external, older["id"], MODEL_ID, older["title"]), within=10)
     assert external.stop() == 0
     assert '"embedder_stopped"' in external.log
     idea = await new_idea(api, "Offline mode on the train")  # while no embedder runs
     by_sql = str(uuid.uuid4())
     conn = psycopg2.connect(external.system.database_url)
     with conn, conn.cursor() as cur:
-        cur.execute(
+        cur.execute(  # an idea written by SQL: no event tells of it
             "INSERT INTO ideas.ideas (workspace_id, id, number, title, summary, status,"
             " title_key) VALUES (%s, %s, 9002, 'Gantt chart for project plans',"
             " 'A timeline with dependencies', 'new', 'gantt chart for project plans')",
             (ws, by_sql),
         )
-        cur.execute(  # as the transformer left it
-            "UPDATE ideas.embeddings SET text_hash = %s WHERE idea_id = %s",
-            (text_hash(MODEL_ID, idea_text(older["title"], None)), older["id"]),
+        cur.execute(  # as the backfill (`ideasctl similar rebuild`) copies it
+            'INSERT INTO "similar".ideas (workspace_id, idea_id, title, summary, status,'
+            " version) VALUES (%s, %s, 'Gantt chart for project plans',"
+            " 'A timeline with dependencies', 'new', 0)",
+            (ws, by_sql),
+        )
+        cur.execute(  # as the static model left it
+            'UPDATE "similar".embeddings SET text_hash = %s WHERE idea_id = %s',
+            (text_hash(STATIC_ID, idea_text(older["title"], None)), older["id"]),
         )
     conn.close()
 
@@ -170,19 +178,19 @@ async def test_sigterm_stops_it_cleanly_and_a_new_one_catches_up(
     external.start()
     await until(lambda: found(query, idea["id"]), within=60)  # the event waited in its queue
     await until(lambda: found("Timeline of dependent tasks", by_sql), within=10)
-    await until(lambda: _has_row(external, older["id"], STATIC_ID, older["title"]), within=10)
+    await until(lambda: _has_row(external, older["id"], MODEL_ID, older["title"]), within=10)
     assert '"embeddings_catch_up_done"' in external.log
 
 
 async def _has_row(external: External, idea_id: str, model_id: str, text: str) -> bool:
     import psycopg2
 
-    from services.ideas.similar import text_hash
+    from services.similar.index import text_hash
 
     conn = psycopg2.connect(external.system.database_url)
     try:
         with conn.cursor() as cur:
-            cur.execute("SELECT text_hash FROM ideas.embeddings WHERE idea_id = %s", (idea_id,))
+            cur.execute('SELECT text_hash FROM "similar".embeddings WHERE idea_id = %s', (idea_id,))
             row = cur.fetchone()
     finally:
         conn.close()
@@ -196,7 +204,7 @@ def test_a_refused_idle_class_leaves_the_model_process_at_its_nice_value(
     model process still starts, at its nice value, instead of failing every search."""
     import os
 
-    from services.ideas import embedding
+    from services.similar import embedding
 
     def refuse(*_: Any) -> None:
         raise PermissionError(1, "Operation not permitted")

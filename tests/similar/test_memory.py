@@ -1,6 +1,6 @@
 """On a system of its own: the in-memory indexes' budget (`SIMILAR_INDEX_MEMORY_MB`,
 docs/similar.md), beyond which the least recently searched workspaces' indexes are dropped and
-load again when searched; and the embedder ending with a killed ideas process."""
+load again when searched; and the transformer's worker ending with a killed search process."""
 
 from __future__ import annotations
 
@@ -57,10 +57,11 @@ async def test_least_recently_searched_indexes_are_dropped_and_load_again(
     assert log.count('"similar_index_loaded"') >= 6, "a dropped index was not loaded again"
 
 
-async def test_model_processes_end_with_a_killed_ideas_process(
+async def test_model_processes_end_with_a_killed_search_process(
     tight: PartSystem, http: Any, openapi: Any
 ) -> None:
-    """SIGKILL leaves the ideas process no time to stop its embedder: it notices its parent is
-    gone and exits (the transformer's search worker too: test_similar_minilm.py)."""
+    """SIGKILL leaves the search process no time to stop the transformer's worker (the default
+    model's): it notices its parent is gone and exits. (No process of the ideas service starts
+    a model process any more; the embedder is a process of its own: test_similar.py.)"""
     api = workspace_api(tight, http, openapi)[1]
-    await children_end_with_a_killed_process(tight, api, "ideas", {"embedder"})
+    await children_end_with_a_killed_process(tight, api, "similar", {"search"})

