@@ -173,7 +173,7 @@ def workspace_tables(database_url: str) -> list[str]:
     try:
         with conn.cursor() as cur:
             cur.execute(
-                "SELECT DISTINCT table_schema || '.' || table_name"
+                "SELECT DISTINCT quote_ident(table_schema) || '.' || quote_ident(table_name)"
                 "  FROM information_schema.columns c JOIN information_schema.tables t"
                 " USING (table_schema, table_name)"
                 " WHERE column_name = 'workspace_id' AND table_type = 'BASE TABLE'"
