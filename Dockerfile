@@ -1,7 +1,7 @@
 # One image for every process; the command picks the process:
 #   ims-gateway (8080), ims-ideas (8081), ims-customers (8082), ims-webhooks (8083),
-#   ims-analytics (8084), ims-mcp (8085), ims-ideas-embedder (8086, probes and metrics only),
-#   ims-ideas-similar (8087, the similar-ideas routes),
+#   ims-analytics (8084), ims-mcp (8085), ims-similar-embedder (8086, probes and metrics only),
+#   ims-similar (8087, the similar-ideas routes),
 #   ideasctl (admin CLI; `ideasctl migrate` in the migration Job).
 # Build: docker build -t idea-management:dev .
 
@@ -19,7 +19,7 @@ COPY pyproject.toml README.md ./
 COPY libs ./libs
 COPY services ./services
 RUN pip install --no-cache-dir . \
-    && python -m services.ideas.embedding \
+    && python -m services.similar.embedding \
     && pip uninstall --yes pip setuptools wheel
 
 # Final stage: the virtual environment and an unprivileged user, nothing else.

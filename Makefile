@@ -8,7 +8,7 @@ export VENV_BIN := $(abspath $(BIN))
 
 # The static embedding model's table, made once from the installed transformer (docs/similar.md).
 venv: $(VENV)/.installed
-	@$(BIN)/python -m services.ideas.embedding
+	@$(BIN)/python -m services.similar.embedding
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV) || { [ "$$(id -u)" = 0 ] && apt-get update -qq \

@@ -3,7 +3,8 @@
 For each size in `BENCH_SIMILAR_SIZES` (default 100,000 and 1,000,000 ideas in one workspace):
 ideas are inserted in bulk by `ideasctl seed` (COPY) and their vectors by COPY: random unit vectors (the seeder's
 titles combine a few dozen words: their vectors would crowd into clusters of ties), so these figures are latency and
-memory, not quality (quality: tests/ideas/test_similar_quality.py). Measured:
+memory, not quality (quality: tests/similar/test_quality.py). The similar service's copy of the
+ideas is filled as `ideasctl similar rebuild`'s backfill fills it. Measured:
 
 - the first search of the workspace (it loads the index from PostgreSQL) and the search
   process's resident memory before and after;
@@ -57,9 +58,9 @@ from bench.common import (
     stop_system,
     timed_loop,
 )
-from services.ideas import similar
-from services.ideas.embedding import DIM, STATIC_ID, idea_text, quantize
-from services.ideas.similar import Index, text_hash
+from services.similar import index as similar
+from services.similar.embedding import DIM, MODEL_ID, idea_text, quantize
+from services.similar.index import Index, text_hash
 from tests.support.processes import AMQP_URL, System, create_database, drop_database
 
 RESULTS = Path(__file__).parent / "results"
@@ -80,19 +81,27 @@ TEXTS = [
 
 
 def seed(system: System, ws: str, n: int) -> float:
-    """n ideas (`ideasctl seed`, COPY) and n random unit vectors (COPY binary); seconds."""
+    """n ideas (`ideasctl seed`, COPY), the similar service's copy of them (as the backfill
+    writes it) and n random unit vectors (COPY binary); seconds."""
     started = time.perf_counter()
     seed_ideas(system, ws, n, 100, 1)
     conn = psycopg2.connect(system.database_url)
     rng = np.random.default_rng(7)
     try:
         with conn, conn.cursor() as cur:
+            cur.execute(
+                'INSERT INTO "similar".ideas (workspace_id, idea_id, title, summary, status,'
+                " merged_into_id, version) SELECT workspace_id, id, title, summary, status,"
+                " merged_into_id, 0 FROM ideas.ideas WHERE workspace_id = %s"
+                " ON CONFLICT DO NOTHING",
+                (ws,),
+            )
             cur.execute("SELECT id, title, summary FROM ideas.ideas WHERE workspace_id = %s", (ws,))
             rows = cur.fetchall()
         ids = [uuid.UUID(str(r[0])).bytes for r in rows]
         # The hash of each idea's text by the model the service runs, as the embedder would
         # write it: the embedder's catch-up at start leaves these rows alone.
-        hashes = [text_hash(STATIC_ID, idea_text(r[1], r[2])) for r in rows]
+        hashes = [text_hash(MODEL_ID, idea_text(r[1], r[2])) for r in rows]
         for start in range(0, len(ids), 200_000):
             part = ids[start : start + 200_000]
             part_hashes = hashes[start : start + 200_000]
@@ -119,13 +128,13 @@ def seed(system: System, ws: str, n: int) -> float:
             buf.seek(0)
             with conn, conn.cursor() as cur:
                 cur.copy_expert(
-                    "COPY ideas.embeddings (workspace_id, idea_id, vector,"
+                    'COPY "similar".embeddings (workspace_id, idea_id, vector,'
                     " text_hash, live) FROM STDIN (FORMAT binary)",
                     buf,
                 )
         conn.autocommit = True
         with conn.cursor() as cur:
-            cur.execute("VACUUM ANALYZE ideas.embeddings")
+            cur.execute('VACUUM ANALYZE "similar".ideas, "similar".embeddings')
     finally:
         conn.close()
     return round(time.perf_counter() - started, 1)
@@ -273,7 +282,7 @@ async def caught_up(system: System, ws: str, since: Any, cap_s: float = 180.0) -
         while time.perf_counter() - started < cap_s:
             with conn.cursor() as cur:
                 cur.execute(
-                    "SELECT count(*) FROM ideas.ideas i LEFT JOIN ideas.embeddings e"
+                    'SELECT count(*) FROM ideas.ideas i LEFT JOIN "similar".embeddings e'
                     " ON e.workspace_id = i.workspace_id AND e.idea_id = i.id"
                     " WHERE i.workspace_id = %s AND i.created_at >= %s AND e.idea_id IS NULL",
                     (ws, since),
@@ -351,14 +360,15 @@ async def small_workspace(
 
 PARTS = ("gateway", "ideas", "similar", "postgres", "rabbitmq", "model")  # a table's parts
 # The parts below the requests' CPU priority: the model's processes, and the search process
-# (`ims-ideas-similar`, in the idle scheduling class); a tree without it has no such part.
+# (`ims-similar`, in the idle scheduling class); a tree without it has no such part.
 BELOW = ("model", "similar")
 
 
 def cpu_by_part(system: System) -> dict[str, float]:
-    """CPU seconds so far of the system's processes by part: each service, the ideas
-    processes' model children (in the idle class or at a lower nice: `model`), PostgreSQL's
-    processes and RabbitMQ's. The search process is its own part (`similar`)."""
+    """CPU seconds so far of the system's processes by part: each service, the model's
+    processes (in the idle class or at a lower nice: `model`: the embedder, the search
+    process's transformer workers), PostgreSQL's processes and RabbitMQ's. The search process
+    is its own part (`similar`)."""
     part_of = {p.pid: svc for svc, procs in system.procs.items() for p in procs}
     out: dict[str, float] = {}
     for pid in map(int, filter(str.isdigit, os.listdir("/proc"))):
@@ -366,9 +376,9 @@ def cpu_by_part(system: System) -> dict[str, float]:
             continue
         name, ppid, cpu = found
         if pid in part_of:
-            part = part_of[pid]
-        elif part_of.get(ppid) == "ideas":
-            part = "model"
+            part = "model" if part_of[pid] == "similar-embedder" else part_of[pid]
+        elif part_of.get(ppid) in ("ideas", "similar"):  # a model process (an older tree's
+            part = "model"  # embedder, the search process's transformer worker)
         elif name.startswith("postgres"):
             part = "postgres"
         elif name.startswith("beam"):

@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from services.ideas.embedding import Embedder, StaticEmbedder, idea_text, quantize
 from services.ideas.settings import DUPLICATE_SIMILARITY
-from services.ideas.similar import RERANK
+from services.similar.embedding import Embedder, StaticEmbedder, idea_text, quantize
+from services.similar.index import RERANK
 from tests.support.similar_set import DATA, PARTS, part
 
 ROOT = Path(__file__).resolve().parents[1]

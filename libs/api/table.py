@@ -8,9 +8,18 @@ from libs.api.gateway.routes import ROUTES as GATEWAY
 from libs.api.ideas.routes import ROUTES as IDEAS
 from libs.api.mcp.routes import ROUTES as MCP
 from libs.api.route import Route
+from libs.api.similar.routes import ROUTES as SIMILAR
 from libs.api.webhooks.routes import ROUTES as WEBHOOKS
 
-ROUTE_TABLE: tuple[Route, ...] = (*GATEWAY, *IDEAS, *CUSTOMERS, *WEBHOOKS, *ANALYTICS, *MCP)
+ROUTE_TABLE: tuple[Route, ...] = (
+    *GATEWAY,
+    *IDEAS,
+    *SIMILAR,
+    *CUSTOMERS,
+    *WEBHOOKS,
+    *ANALYTICS,
+    *MCP,
+)
 
 # The routes an MCP tool calls (docs/mcp.md).
 TOOL_ROUTES: tuple[Route, ...] = tuple(r for r in ROUTE_TABLE if r.tool is not None)

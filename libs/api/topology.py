@@ -7,6 +7,7 @@ what it needs.
 
 from .customers.queue import QUEUE as CUSTOMERS
 from .ideas.queue import QUEUE as IDEAS
+from .similar.queue import QUEUE as SIMILAR
 from .webhooks.queue import QUEUE as WEBHOOKS
 
-QUEUES: dict[str, tuple[str, ...]] = {**WEBHOOKS, **IDEAS, **CUSTOMERS}
+QUEUES: dict[str, tuple[str, ...]] = {**WEBHOOKS, **IDEAS, **CUSTOMERS, **SIMILAR}

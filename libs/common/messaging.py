@@ -36,6 +36,12 @@ log = structlog.get_logger("messaging")
 
 DELIVERY_LIMIT = 10
 RELAY_BATCH = 500
+# The message header with the event's place in its producer's outbox (the outbox row's id,
+# taken when the event was written). Events of one entity written under its row lock (every
+# event of an idea is written after the idea's row was updated, in that transaction) are
+# numbered in the order of their commits, so a consumer that keeps a copy of the entity applies
+# an event only when its number is not below the one it applied last (docs/events.md).
+SEQ_HEADER = "x-event-seq"
 
 
 def now_utc() -> datetime:
@@ -141,7 +147,7 @@ class Broker:
     async def publish(
         self,
         rows: list[tuple[Any, str, bytes, str | None]],
-        headers: Sequence[Mapping[str, str] | None] = (),
+        headers: Sequence[Mapping[str, Any] | None] = (),
     ) -> list[Any]:
         """Publish (key, routing key, body, request id) rows, each with its `headers` when
         given; return the keys confirmed."""
@@ -150,7 +156,7 @@ class Broker:
         exchange = self.exchange
 
         async def one(
-            routing_key: str, body: bytes, request_id: str | None, extra: Mapping[str, str] | None
+            routing_key: str, body: bytes, request_id: str | None, extra: Mapping[str, Any] | None
         ) -> None:
             message = aio_pika.Message(
                 body,
@@ -239,7 +245,7 @@ class OutboxRelay:
                 return 0
             confirmed = await self.broker.publish(
                 [(r[0], r[1], bytes(r[2]), r[3]) for r in rows],
-                [orjson.loads(r[4]) if r[4] else None for r in rows],
+                [{**(orjson.loads(r[4]) if r[4] else {}), SEQ_HEADER: r[0]} for r in rows],
             )
             if confirmed:
                 await cur.execute(

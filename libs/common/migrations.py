@@ -44,7 +44,7 @@ def pending_sources(schemas: Sequence[Schema]) -> list[Migration]:
     headers = (here / "outbox_headers.sql").read_text()
     for schema in schemas:
         service = schema.name
-        out.append(Migration(f"{service}/0000_schema", f"CREATE SCHEMA IF NOT EXISTS {service};"))
+        out.append(Migration(f"{service}/0000_schema", f'CREATE SCHEMA IF NOT EXISTS "{service}";'))
         if schema.outbox:
             out.append(Migration(f"{service}/0000_outbox", template.format(schema=service)))
             out.append(Migration(f"{service}/0000_outbox_headers", headers.format(schema=service)))

@@ -196,7 +196,7 @@ class Settings(BaseSettings):
     mcp_port: Port = var(8085, "the mcp service's internal listener")
     similar_port: Port = var(
         8087,
-        "where the search process, `ims-ideas-similar`, listens (the similar-ideas routes, "
+        "the similar service's search API, `ims-similar` (the similar-ideas routes, "
         "`/healthz`, `/readyz`, `/metrics`)",
     )
     ideas_urls: Urls = var(
@@ -216,7 +216,7 @@ class Settings(BaseSettings):
     )
     similar_urls: Urls = var(
         (),
-        "comma-separated base URLs of the ideas service's search processes",
+        "comma-separated base URLs of the similar service's replicas",
         shown="the local port",
     )
     # INTERNAL_TOKEN and CURSOR_SECRET: the first value is used, all are accepted (rotation).

@@ -5,7 +5,8 @@ REPLICAS=N runs N of each HTTP process. Replica i of a process listens on its ba
 
     gateway-0 8080  ideas-0 8081  customers-0 8082  webhooks-0 8083  analytics-0 8084  mcp-0 8085
     gateway-1 8090  ideas-1 8091  customers-1 8092  webhooks-1 8093  analytics-1 8094  mcp-1 8095
-    similar-0 8087 (the ideas service's search process, ims-ideas-similar)  similar-1 8097
+    similar-0 8087 (the similar service's search API, ims-similar)  similar-1 8097
+    similar-embedder-0 8086 (its embedder: probes and metrics only)  similar-embedder-1 8096
 
 The gateway also serves its metrics on an internal listener (GATEWAY_METRICS_PORT, 8089, on
 SERVICE_HOST), replica i on 8089 + 10 * i.
@@ -48,7 +49,9 @@ SERVICES = (
     Service("webhooks", "ims-webhooks", "WEBHOOKS_PORT", 8083, "WEBHOOKS_URLS"),
     Service("analytics", "ims-analytics", "ANALYTICS_PORT", 8084, "ANALYTICS_URLS"),
     Service("mcp", "ims-mcp", "MCP_PORT", 8085, "MCP_URLS"),
-    Service("similar", "ims-ideas-similar", "SIMILAR_PORT", 8087, "SIMILAR_URLS"),
+    Service("similar", "ims-similar", "SIMILAR_PORT", 8087, "SIMILAR_URLS"),
+    # No one calls it: its port serves its probes and metrics.
+    Service("similar-embedder", "ims-similar-embedder", "EMBEDDER_PORT", 8086, None),
 )
 
 

@@ -7,10 +7,12 @@ from services.analytics.schema import SCHEMA as ANALYTICS
 from services.customers.schema import SCHEMA as CUSTOMERS
 from services.gateway.schema import SCHEMA as GATEWAY
 from services.ideas.schema import SCHEMA as IDEAS
+from services.similar.schema import SCHEMA as SIMILAR
 from services.webhooks.schema import SCHEMA as WEBHOOKS
 
-# Order matters: the analytics role is granted read access to schemas that exist by then.
-SCHEMAS = (GATEWAY, IDEAS, CUSTOMERS, WEBHOOKS, ANALYTICS)
+# Order matters: the analytics role is granted read access to schemas that exist by then (the
+# similar service's copy is none of its reports').
+SCHEMAS = (GATEWAY, IDEAS, CUSTOMERS, WEBHOOKS, ANALYTICS, SIMILAR)
 
 
 def migrate(dsn: str) -> list[str]:

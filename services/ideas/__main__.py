@@ -1,12 +1,6 @@
 """`ims-ideas`: the ideas service process."""
 
-import os
-
-# numpy's BLAS on one thread: the similar-ideas searches run in a pool of their own, and
-# BLAS threads of their own only fight them for the cores (docs/similar.md).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-from libs.common.logging import configure_logging  # noqa: E402
+from libs.common.logging import configure_logging
 from libs.common.settings import load_or_exit
 from libs.common.web import run
 

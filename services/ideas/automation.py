@@ -6,15 +6,16 @@ similarity reaches `DUPLICATE_SIMILARITY` (docs/similar.md). None matches a dele
 merged duplicate.
 
 A create runs in two steps (docs/ideas.md, "Automation duplicates"): `precheck`, with no
-transaction open, says whether the model must be asked at all (no url, no duplicate by url or
-title, the quota not yet reached), and the handler asks it then, holding no connection; `create`
-is the transaction of the writes, which applies the rules again under the key's lock and takes
-the quota.
+transaction open, says whether meaning must be asked at all (no url, no duplicate by url or
+title, the quota not yet reached), and the handler asks the similar service then
+(`by_meaning`, through the peer client), holding no connection; `create` is the transaction of
+the writes, which applies the rules again under the key's lock and takes the quota.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -25,6 +26,7 @@ from libs.api.plans import AUTOMATION_QUOTA
 from libs.common import db
 from libs.common.caller import Caller
 from libs.common.errors import AutomationLimitReached
+from libs.common.peers import Peers
 
 from . import ops, store
 from .render import IDEA_JSON, SIGNAL_JSON
@@ -162,6 +164,23 @@ async def precheck(cur: aiopg.Cursor, who: Caller, body: AutomationCreateIdea) -
     return not await quota_reached(cur, who)
 
 
+async def by_meaning(
+    peers: Peers, who: Caller, body: AutomationCreateIdea, threshold: float
+) -> list[tuple[uuid.UUID, float]]:
+    """The meaning rule's candidates: the ideas `POST /ideas/similar` answers for the request's
+    title and summary, best first, at or above `threshold`, each with the similarity that
+    search answers (the similar service's internal route: one search, one number,
+    docs/similar.md). Asked with no transaction open; the similar service unreachable is 503."""
+    found = await peers.data(
+        who,
+        "similar",
+        "POST",
+        "/internal/similar/duplicates",
+        json={"title": body.title, "summary": body.summary, "minSimilarity": threshold},
+    )
+    return [(uuid.UUID(f["id"]), float(f["similarity"])) for f in found]
+
+
 async def still_eligible(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID) -> bool:
     """Whether the meaning rule's idea may still take the Signal (neither deleted nor merged
     since the check). Its row is locked as the Signal's update will lock it (FOR NO KEY
@@ -180,11 +199,13 @@ async def create(
     cur: aiopg.Cursor,
     who: Caller,
     body: AutomationCreateIdea,
-    close: tuple[uuid.UUID, float] | None = None,
+    close: Sequence[tuple[uuid.UUID, float]] = (),
 ) -> str | None:
     """The new idea's JSON, or None when it was a duplicate (a Signal was recorded instead).
-    `close` is the meaning rule's answer, found before the transaction: the most similar idea
-    at or above the threshold and its similarity (the third rule)."""
+    `close` is the meaning rule's answer, found before the transaction: the ideas at or above
+    the threshold, most similar first, with their similarity (the third rule). The first that
+    is neither deleted nor merged takes the Signal: the idea the search answers first, which
+    leaves out what the ideas service says has left."""
     url_key = normalize_url(body.url) if body.url else None
     existing = await find_duplicate(cur, who, url_key, body.title)
     if existing is not None:
@@ -193,9 +214,11 @@ async def create(
     # Like the title rule, meaning decides for a request without a url: different urls are
     # different items, however alike their titles. An idea deleted or merged since the check
     # no longer matches (a request is never hidden in an idea that left).
-    if close is not None and url_key is None and await still_eligible(cur, who, close[0]):
-        await record_signal(cur, who, close[0], body, close[1])
-        return None
+    if url_key is None:
+        for idea_id, similarity in close:
+            if await still_eligible(cur, who, idea_id):
+                await record_signal(cur, who, idea_id, body, similarity)
+                return None
     await take_quota(cur, who)
     item = store.NewIdea(
         title=body.title,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import orjson
 from aiohttp import web
 
@@ -15,18 +17,15 @@ from libs.api.ideas.requests import (
     MergeRequest,
     PageQuery,
     RoadmapAssignRequest,
-    SimilarQuery,
-    SimilarRequest,
     UpdateIdeaRequest,
     VoteRequest,
 )
 from libs.common import db
 from libs.common.pagination import page_info
 from libs.common.validation import parse_body, parse_query, path_uuid
-from libs.common.web import PG_POOL, caller, data_response, json_response
+from libs.common.web import PEERS, PG_POOL, caller, data_response, json_response
 
-from . import automation, listing, merge, ops, similar, store, subresources, workspace
-from .embedding import idea_text
+from . import automation, listing, merge, ops, store, subresources, workspace
 from .evidence_views import (
     create_evidence,
     create_meeting,
@@ -176,36 +175,6 @@ async def unmerge_idea(request: web.Request) -> web.Response:
         return data_response(await merge.unmerge(cur, who, idea_id))
 
 
-def _similar(request: web.Request) -> similar.Similar:
-    return request.app[similar.SIMILAR]
-
-
-async def similar_to_idea(request: web.Request) -> web.Response:
-    who, idea_id = caller(request), path_uuid(request)
-    q = parse_query(request, SimilarQuery)
-    index = _similar(request)
-    async with db.cursor(request.app[PG_POOL]) as cur:
-        vector, text = await index.idea_vector(cur, who.workspace_id, idea_id)
-        return data_response(
-            await index.search(
-                cur, who.workspace_id, vector, q.limit, q.min_similarity, idea_id, text
-            )
-        )
-
-
-async def similar_ideas(request: web.Request) -> web.Response:
-    who, body = caller(request), await parse_body(request, SimilarRequest)
-    index = _similar(request)
-    text = idea_text(body.title, body.summary)
-    vector = await index.embed(who.workspace_id, text)
-    async with db.cursor(request.app[PG_POOL]) as cur:
-        return data_response(
-            await index.search(
-                cur, who.workspace_id, vector, body.limit, body.minSimilarity, text=text
-            )
-        )
-
-
 async def get_votes(request: web.Request) -> web.Response:
     who, idea_id = caller(request), path_uuid(request)
     async with db.cursor(request.app[PG_POOL]) as cur:
@@ -308,18 +277,15 @@ async def automation_create_idea(request: web.Request) -> web.Response:
     who, body = caller(request), await parse_body(request, AutomationCreateIdea)
     pool = request.app[PG_POOL]
     await ensure_workspace(pool, who.workspace_id)
-    # The meaning rule (an index load, the model in a worker) runs with no transaction open and
-    # no connection held but for its one query, and only for a request that could be created
+    # The meaning rule (the similar service, asked through the peer client) runs with no
+    # transaction open and no connection held, and only for a request that could be created
     # within the quota; the transaction then does the writes (docs/ideas.md).
     async with db.cursor(pool) as cur:
         ask = await automation.precheck(cur, who, body)
-    close = None
+    close: list[tuple[uuid.UUID, float]] = []
     if ask:
-        close = await _similar(request).duplicate(
-            pool,
-            who.workspace_id,
-            idea_text(body.title, body.summary),
-            request.app[SETTINGS].duplicate_similarity,
+        close = await automation.by_meaning(
+            request.app[PEERS], who, body, request.app[SETTINGS].duplicate_similarity
         )
     async with db.transaction(pool) as cur:
         idea = await automation.create(cur, who, body, close)

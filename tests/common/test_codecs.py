@@ -15,6 +15,7 @@ from libs.common.settings import Settings, SettingsError, secret_problem
 from libs.common.validation import Body, Query, loc_to_field, validate_json
 from services.gateway.settings import GatewaySettings
 from services.ideas.settings import IdeasSettings
+from services.similar.settings import SimilarSettings
 from services.webhooks.settings import WebhooksSettings
 
 SECRET = ("s3cret",)
@@ -170,15 +171,15 @@ SECRETS = {"INTERNAL_TOKEN": secrets.token_urlsafe(32), "CURSOR_SECRET": secrets
         (Settings, {"HTTP_KEEPALIVE_TIMEOUT_S": "soon"}, "HTTP_KEEPALIVE_TIMEOUT_S"),
         (GatewaySettings, {"KEY_CACHE_SIZE": "0"}, "KEY_CACHE_SIZE"),
         (GatewaySettings, {"GATEWAY_METRICS_PORT": "x"}, "GATEWAY_METRICS_PORT"),
-        (IdeasSettings, {"SIMILAR_EMBED_NICE": "20"}, "SIMILAR_EMBED_NICE"),
-        (IdeasSettings, {"SIMILAR_EMBED_NICE": "-1"}, "SIMILAR_EMBED_NICE"),
-        (IdeasSettings, {"SIMILAR_EMBED_WORKERS": "0"}, "SIMILAR_EMBED_WORKERS"),
-        (IdeasSettings, {"SIMILAR_SEARCH_IDLE": "maybe"}, "SIMILAR_SEARCH_IDLE"),
-        (IdeasSettings, {"SIMILAR_EMBEDDER": "sidecar"}, "SIMILAR_EMBEDDER"),
-        (IdeasSettings, {"EMBEDDER_PORT": "0"}, "EMBEDDER_PORT"),
-        (IdeasSettings, {"SIMILAR_EMBED_CPU": "first"}, "SIMILAR_EMBED_CPU"),
-        (IdeasSettings, {"SIMILAR_EMBED_CPU": "-1"}, "SIMILAR_EMBED_CPU"),
-        (IdeasSettings, {"SIMILAR_EMBED_CPU": "4096"}, "SIMILAR_EMBED_CPU"),
+        (SimilarSettings, {"SIMILAR_EMBED_NICE": "20"}, "SIMILAR_EMBED_NICE"),
+        (SimilarSettings, {"SIMILAR_EMBED_NICE": "-1"}, "SIMILAR_EMBED_NICE"),
+        (SimilarSettings, {"SIMILAR_EMBED_WORKERS": "0"}, "SIMILAR_EMBED_WORKERS"),
+        (SimilarSettings, {"SIMILAR_SEARCH_IDLE": "maybe"}, "SIMILAR_SEARCH_IDLE"),
+        (SimilarSettings, {"SIMILAR_MODEL": "gpt"}, "SIMILAR_MODEL"),
+        (SimilarSettings, {"EMBEDDER_PORT": "0"}, "EMBEDDER_PORT"),
+        (SimilarSettings, {"SIMILAR_EMBED_CPU": "first"}, "SIMILAR_EMBED_CPU"),
+        (SimilarSettings, {"SIMILAR_EMBED_CPU": "-1"}, "SIMILAR_EMBED_CPU"),
+        (SimilarSettings, {"SIMILAR_EMBED_CPU": "4096"}, "SIMILAR_EMBED_CPU"),
         (IdeasSettings, {"DUPLICATE_SIMILARITY": "1.5"}, "DUPLICATE_SIMILARITY"),
     ],
 )
@@ -213,12 +214,16 @@ def test_settings_defaults_and_overrides() -> None:
     assert s.trusted_proxies == ("10.0.0.0/8", "192.168.1.7", "fd00::/8")
     assert s.peer_idle_s == 10 and Settings.from_env(SECRETS).peer_idle_s == 30
     cpus = sorted(os.sched_getaffinity(0))
-    ideas = IdeasSettings.from_env(SECRETS)
-    assert ideas.similar_embed_cpu == (cpus[-1] if len(cpus) > 1 else None)
+    similar = SimilarSettings.from_env(SECRETS)
+    assert similar.similar_embed_cpu == (cpus[-1] if len(cpus) > 1 else None)
+    assert similar.similar_model == "minilm"
     assert (
-        IdeasSettings.from_env({**SECRETS, "SIMILAR_EMBED_CPU": "none"}).similar_embed_cpu is None
+        SimilarSettings.from_env({**SECRETS, "SIMILAR_EMBED_CPU": "none"}).similar_embed_cpu is None
     )
-    chosen = IdeasSettings.from_env({**SECRETS, "SIMILAR_EMBED_CPU": str(cpus[0])})
+    assert SimilarSettings.from_env({**SECRETS, "SIMILAR_MODEL": "static"}).similar_model == (
+        "static"
+    )
+    chosen = SimilarSettings.from_env({**SECRETS, "SIMILAR_EMBED_CPU": str(cpus[0])})
     assert chosen.similar_embed_cpu == cpus[0]
 
 
@@ -226,11 +231,11 @@ def test_embedder_cpu_where_processes_cannot_be_kept_to_cpus(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Without CPU affinity (macOS), SIMILAR_EMBED_CPU's default keeps the embedder on any
-    CPU and a CPU number is refused, naming the variable: the ideas service still starts."""
+    CPU and a CPU number is refused, naming the variable: the similar service still starts."""
     monkeypatch.delattr(os, "sched_getaffinity")
-    assert IdeasSettings.from_env(SECRETS).similar_embed_cpu is None
+    assert SimilarSettings.from_env(SECRETS).similar_embed_cpu is None
     with pytest.raises(SettingsError, match="SIMILAR_EMBED_CPU"):
-        IdeasSettings.from_env({**SECRETS, "SIMILAR_EMBED_CPU": "0"})
+        SimilarSettings.from_env({**SECRETS, "SIMILAR_EMBED_CPU": "0"})
 
 
 BAD_SECRETS = [

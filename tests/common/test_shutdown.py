@@ -9,15 +9,15 @@ import sys
 
 import pytest
 
-from tests.support.processes import ROOT, System, free_port, module_of
+from tests.support.processes import ROOT, WORKERS, System, free_port, module_of
 
 
-@pytest.mark.parametrize("service", ["webhooks", "ideas", "similar"])
+@pytest.mark.parametrize("service", ["webhooks", "ideas", "similar", "similar-embedder"])
 async def test_sigterm_during_startup_is_honoured(system: System, service: str) -> None:
     """A SIGTERM sent at several points of start-up ends the process within seconds."""
     env = system.env()
     for delay in (0.6, 0.9, 1.3, 2.0):
-        env[f"{service.upper()}_PORT"] = str(free_port())
+        env[WORKERS.get(service, f"{service.upper()}_PORT")] = str(free_port())
         env["AMQP_PREFIX"] = system.amqp_prefix
         proc = subprocess.Popen(
             [sys.executable, "-m", module_of(service)],

@@ -216,11 +216,11 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[Obj]], object], Check, str]] = {
     ),
     "embedder labelled a service": (
         "prod",
-        lambda objs: _object(objs, "Deployment", "ideas-embedder")["spec"]["template"]["metadata"][
-            "labels"
-        ].update({"app.kubernetes.io/component": "service"}),
+        lambda objs: _object(objs, "Deployment", "similar-embedder")["spec"]["template"][
+            "metadata"
+        ]["labels"].update({"app.kubernetes.io/component": "service"}),
         net.check_workers,
-        "ideas-embedder reaches ideas on 8081",
+        "similar-embedder reaches ideas on 8081",
     ),
     "internet for every process": (
         "prod",

@@ -37,11 +37,11 @@ def test_every_overlay_and_component_is_rendered(rendered: dict[str, list[Obj]])
     assert {"keda", "operators"} <= parts
 
 
-@pytest.mark.parametrize("process", ["webhooks", "ideas-embedder"])
+@pytest.mark.parametrize("process", ["webhooks", "similar-embedder"])
 def test_keda_component_replaces_the_queue_consumers_hpas(
     process: str, rendered: dict[str, list[Obj]]
 ) -> None:
-    """With components/keda the webhooks and ideas-embedder Deployments are each scaled by
+    """With components/keda the webhooks and similar-embedder Deployments are each scaled by
     their ScaledObject alone, on their own queue."""
     for variant, objs in rendered.items():
         scalers = [scaler for scaler, target in autoscaler_targets(objs) if target == process]
@@ -52,7 +52,7 @@ def test_keda_component_replaces_the_queue_consumers_hpas(
             scaled = next(
                 o for o in objs if o["kind"] == "ScaledObject" and o["metadata"]["name"] == process
             )
-            queue = {"webhooks": "ims.webhooks", "ideas-embedder": "ims.similar"}[process]
+            queue = {"webhooks": "ims.webhooks", "similar-embedder": "ims.similar"}[process]
             queues = [t["metadata"].get("queueName") for t in scaled["spec"]["triggers"]]
             assert queue in queues, (variant, queues)
 

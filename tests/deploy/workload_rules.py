@@ -26,10 +26,10 @@ PROCESSES = {
     "webhooks": 8083,
     "analytics": 8084,
     "mcp": 8085,
-    "ideas-similar": 8087,
+    "similar": 8087,
 }
 # Processes no one calls: their port serves their probes and Prometheus alone.
-WORKERS = {"ideas-embedder": 8086}
+WORKERS = {"similar-embedder": 8086}
 # The gateway serves /metrics on an internal port of its own (docs/gateway.md).
 GATEWAY_METRICS_PORT = 8089
 PART_OF = "idea-management"
@@ -244,12 +244,10 @@ def check_configuration(objs: list[Obj]) -> list[str]:
     return problems
 
 
-# What a workload sets for itself, beside the shared ConfigMap: the ideas pods start no
-# embedder (the ideas-embedder Deployment embeds), and the embedder keeps to no one CPU (a
-# pod's CPU is its limit, not a CPU of the node): docs/similar.md.
+# What a workload sets for itself, beside the shared ConfigMap: the embedder keeps to no one
+# CPU (a pod's CPU is its limit, not a CPU of the node): docs/similar.md.
 OWN_ENV = {
-    "ideas": {"SIMILAR_EMBEDDER": "external"},
-    "ideas-embedder": {"SIMILAR_EMBED_CPU": "none"},
+    "similar-embedder": {"SIMILAR_EMBED_CPU": "none"},
 }
 
 
@@ -326,17 +324,17 @@ def check_autoscaling(objs: list[Obj]) -> list[str]:
 # PostgreSQL connections one replica of each process may hold (deploy/README.md, "Scale"): its
 # pool (None: DB_POOL_MAX; the embedder's is 3), and the connections it opens outside
 # the pool: the outbox relay's LISTEN (ideas, customers, webhooks), the similar-ideas
-# indexes' LISTEN and their loads, two at a time (ideas, ideas-similar), the webhook
-# dispatcher's LISTEN. mcp reaches the data through the gateway alone; a Job (the
-# migrations) holds one connection.
+# indexes' LISTEN and their loads, two at a time (similar), the webhook dispatcher's
+# LISTEN. mcp reaches the data through the gateway alone; a Job (the migrations) holds one
+# connection.
 DB_CONNECTIONS: dict[str, tuple[int | None, int]] = {
     "gateway": (None, 0),
-    "ideas": (None, 4),
-    "ideas-similar": (None, 3),
+    "ideas": (None, 1),
+    "similar": (None, 3),
     "customers": (None, 1),
     "webhooks": (None, 2),
     "analytics": (None, 0),
-    "ideas-embedder": (3, 0),
+    "similar-embedder": (3, 0),
     "mcp": (0, 0),
 }
 SUPERUSER_RESERVED = 3  # PostgreSQL's superuser_reserved_connections when not set

@@ -11,11 +11,10 @@ from typing import Any
 
 import psycopg2
 
+from tests.similar.test_similar import until
 from tests.support.api import Resp, Workspace
 from tests.support.noisy import assert_victim_unharmed, victim_beside_noise
 from tests.support.processes import System
-
-from .test_similar import until
 
 A = "/api/v1/automation/ideas"
 

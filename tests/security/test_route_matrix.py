@@ -176,11 +176,11 @@ def workspace_tables(database_url: str) -> list[str]:
     try:
         with conn.cursor() as cur:
             cur.execute(
-                "SELECT DISTINCT table_schema || '.' || table_name"
+                "SELECT DISTINCT quote_ident(table_schema) || '.' || quote_ident(table_name)"
                 "  FROM information_schema.columns c JOIN information_schema.tables t"
                 " USING (table_schema, table_name)"
                 " WHERE column_name = 'workspace_id' AND table_type = 'BASE TABLE'"
-                "   AND table_schema IN ('gateway', 'ideas', 'customers', 'webhooks')"
+                "   AND table_schema IN ('gateway', 'ideas', 'customers', 'webhooks', 'similar')"
                 " ORDER BY 1"
             )
             return [r[0] for r in cur.fetchall() if not SNAPSHOT_SKIP.search(r[0])]

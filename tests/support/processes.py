@@ -21,14 +21,37 @@ from scripts.devrun.common import free_ports
 from services.ctl.migrate import migrate
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVICES = ("gateway", "ideas", "customers", "webhooks", "analytics", "mcp", "similar")
+SERVICES = (
+    "gateway",
+    "ideas",
+    "customers",
+    "webhooks",
+    "analytics",
+    "mcp",
+    "similar",
+    "similar-embedder",
+)
 # The processes that are not a package's own entry point (`python -m services.<name>`).
-MODULES = {"similar": "services.ideas.similar_server"}
+MODULES = {"similar-embedder": "services.similar.embedder"}
+# Processes no one calls (no `<NAME>_URLS`), with the variable of the port of their probes.
+WORKERS = {"similar-embedder": "EMBEDDER_PORT"}
 
 
-def module_of(svc: str) -> str:
-    """The module `python -m` runs for a process of SERVICES."""
-    return MODULES.get(svc, f"services.{svc}")
+# Where an older source tree (the bench runs some) has a process under another module.
+MODULES_BEFORE = {"similar": "services.ideas.similar_server"}
+
+
+def module_of(svc: str, root: Path | None = None) -> str:
+    """The module `python -m` runs for a process of SERVICES (in the source tree `root`)."""
+    module = MODULES.get(svc, f"services.{svc}")
+    if root is not None and svc in MODULES_BEFORE and not _has_module(root, module):
+        return MODULES_BEFORE[svc]
+    return module
+
+
+def _has_module(root: Path, module: str) -> bool:
+    path = root / module.replace(".", "/")
+    return path.with_suffix(".py").exists() or (path / "__main__.py").exists()
 
 
 BASE_DSN = os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/ideas")
@@ -154,14 +177,15 @@ class System:
             }
         )
         for svc in SERVICES[1:]:
+            if svc in WORKERS:
+                continue
             env[f"{svc.upper()}_URLS"] = ",".join(f"http://127.0.0.1:{p}" for p in self.ports[svc])
         env.update(self.env_overrides)
         return env
 
     def runs(self, svc: str) -> bool:
         """Whether the source tree has the process (an older tree the bench runs may not)."""
-        path = self.root / module_of(svc).replace(".", "/")
-        return path.with_suffix(".py").exists() or (path / "__main__.py").exists()
+        return _has_module(self.root, module_of(svc, self.root))
 
     def start(self) -> None:
         for svc in SERVICES:
@@ -174,7 +198,7 @@ class System:
     def start_one(self, svc: str, i: int) -> None:
         env = self.env()
         port = str(self.ports[svc][i])
-        env["GATEWAY_PORT" if svc == "gateway" else f"{svc.upper()}_PORT"] = port
+        env[WORKERS.get(svc, "GATEWAY_PORT" if svc == "gateway" else f"{svc.upper()}_PORT")] = port
         if svc == "gateway":  # its internal metrics listener, kept across restarts
             metrics = self.metrics_ports.setdefault("gateway", [])
             while len(metrics) <= i:
@@ -185,7 +209,7 @@ class System:
         LOG_DIR.mkdir(parents=True, exist_ok=True)
         log = open(LOG_DIR / f"{self.amqp_prefix}-{svc}-{i}.log", "ab")
         proc = subprocess.Popen(
-            [sys.executable, "-m", module_of(svc)],
+            [sys.executable, "-m", module_of(svc, self.root)],
             cwd=self.root,
             env=env,
             stdout=log,

@@ -25,6 +25,7 @@ def test_one_replica_uses_the_base_ports() -> None:
         "analytics-0": 8084,
         "mcp-0": 8085,
         "similar-0": 8087,
+        "similar-embedder-0": 8086,
     }
 
 
@@ -46,6 +47,8 @@ def test_two_replicas_use_base_plus_ten() -> None:
         "mcp-1": 8095,
         "similar-0": 8087,
         "similar-1": 8097,
+        "similar-embedder-0": 8086,
+        "similar-embedder-1": 8096,
     }
 
 
@@ -103,6 +106,9 @@ def test_entry_points_come_from_the_venv() -> None:
     assert processes["gateway-0"].argv == ("/venv/bin/ims-gateway",)
     assert processes["analytics-0"].argv == ("/venv/bin/ims-analytics",)
     assert processes["mcp-0"].argv == ("/venv/bin/ims-mcp",)
+    assert processes["similar-0"].argv == ("/venv/bin/ims-similar",)
+    assert processes["similar-embedder-0"].argv == ("/venv/bin/ims-similar-embedder",)
+    assert processes["similar-embedder-0"].env["EMBEDDER_PORT"] == "8086"
 
 
 def test_url_list_already_set_is_kept() -> None:

@@ -6,9 +6,6 @@ from . import comments, envelopes, evidence, requests, stages
 from . import schemas as models
 
 SERVICE = "ideas"
-# The similar-ideas routes are served by the ideas service's search process, `ims-ideas-similar`,
-# which runs below the other requests' CPU priority (docs/similar.md).
-SIMILAR = "similar"
 IDEAS_PATH = f"{API}/ideas"
 IDEA_REF = "The idea: its uuid or its `IDEA-<n>` id."
 
@@ -175,7 +172,7 @@ LIST_ROADMAP_STAGES = Tool(
     key="stages",
 )
 
-# The duplicates routes of docs/ideas.md (merge, similar).
+# The duplicates routes of docs/ideas.md (merge; similar ideas: libs/api/similar/routes.py).
 MERGE_IDEAS = Tool(
     "merge_ideas",
     "Merge a duplicate idea into its primary: the duplicate becomes `duplicate`, its votes, "
@@ -188,21 +185,6 @@ MERGE_IDEAS = Tool(
         "intoId": "The primary it merges into: its uuid or its `IDEA-<n>` id.",
     },
 )
-FIND_SIMILAR_IDEAS = Tool(
-    "find_similar_ideas",
-    "Find the workspace's ideas closest in meaning to a text (e.g. a request you are about to "
-    "capture), most similar first, with a similarity from 0 to 1.",
-    inputs=("text", "limit"),
-    rename={"text": "title"},
-    required=("text",),
-    limit=(10, 50),
-    key="results",
-    descriptions={
-        "text": "The text to compare, e.g. a title (1 to 500 characters).",
-        "limit": "How many ideas (1 to 50).",
-    },
-)
-
 ROUTES = [
     Route(
         "GET",
@@ -491,41 +473,6 @@ ROUTES = [
         " customer links the merge added (a voter who voted on the primary since "
         "keeps that vote; links made directly stay). 409 when the idea is not "
         "merged or its primary is now merged into another idea. Emits as a merge.",
-    ),
-    Route(
-        "GET",
-        f"{IDEAS_PATH}/{{id}}/similar",
-        SIMILAR,
-        "similar_to_idea",
-        "ideas:read",
-        "Ideas similar in meaning to an idea",
-        query=requests.SimilarQuery,
-        responses={200: envelopes.SimilarIdeaList},
-        low_priority=True,
-        tags=("Ideas",),
-        description="The workspace's ideas closest in meaning to this one's title and summary,"
-        " as a language model running inside the service sees them, most similar "
-        "first. `similarity` is the cosine similarity (a negative one reported as "
-        "0). Left out: the idea itself, deleted ideas and merged duplicates. A "
-        "created or changed idea is found within 2 seconds. Runs below the other routes' "
-        "priority: while the gateway is busy with other requests, it waits for them, at "
-        "most 100 ms by default.",
-    ),
-    Route(
-        "POST",
-        f"{IDEAS_PATH}/similar",
-        SIMILAR,
-        "similar_ideas",
-        "ideas:read",
-        "Ideas similar in meaning to a text",
-        body=requests.SimilarRequest,
-        responses={200: envelopes.SimilarIdeaList},
-        low_priority=True,
-        read_only=True,
-        tags=("Ideas",),
-        tool=FIND_SIMILAR_IDEAS,
-        description="As `GET /ideas/{id}/similar` for a text that is not an idea yet, e.g. "
-        "to find a duplicate before capturing a request.",
     ),
     Route(
         "PUT",
