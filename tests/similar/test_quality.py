@@ -167,7 +167,7 @@ async def rank(api: Api, key_of: dict[str, str], p: Part) -> Figures:
         4, [api.post(f"{I}/similar", json={"title": t, "limit": 5}) for t in texts]
     )
     assert all(r.status == 200 for r in answers), [r.body for r in answers if r.status != 200]
-    for q, r in zip(p.queries, answers, strict=True):
+    for q, r in zip(p.queries, answers[: len(p.queries)], strict=True):
         ranked = [key_of[o["idea"]["id"]] for o in r.data]
         fig.top1 += ranked[0] == q["match"]
         fig.top5 += q["match"] in ranked
