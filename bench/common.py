@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -571,8 +571,36 @@ async def windowed_loop(fn: Any, clients: int, windows: Windows) -> dict[str, An
 # ---- results ------------------------------------------------------------------------------
 
 
+def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    """A markdown table's lines."""
+    return [
+        f"| {' | '.join(header)} |",
+        "|" + "---|" * len(header),
+        *(f"| {' | '.join(str(c) for c in row)} |" for row in rows),
+    ]
+
+
+def timing_rows(measures: dict[str, Any]) -> list[list[Any]]:
+    """Rows of name, requests, req/s, p50 and p99 of `timed_loop`'s results."""
+    return [
+        [name, v["requests"], v["rps"], v["p50_ms"], v["p99_ms"]]
+        for name, v in measures.items()
+        if isinstance(v, dict)
+    ]
+
+
+def source_tree(ref: str, into: str) -> Path:
+    """The files of commit `ref`, extracted under `into`: a baseline to run beside today's code
+    (`BENCH_BASELINE`)."""
+    archive = subprocess.run(
+        ["git", "archive", ref], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
+    return Path(into)
+
+
 def write_results(area: str, data: dict[str, Any], markdown: str) -> None:
-    """bench/results/<area>.json and .md."""
+    """bench/results/<area>.json and .md: every bench writes its figures through here."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{area}.json").write_text(json.dumps(data, indent=2) + "\n")
     (RESULTS / f"{area}.md").write_text(markdown.rstrip() + "\n")
