@@ -1,6 +1,6 @@
 """`make bench`: run each area's benchmark; each writes bench/results/<area>.json and .md.
 
-`python -m bench` runs all; `python -m bench gateway ideas` runs those named.
+`python -m bench` runs all; `python -m bench reference ideas` runs those named.
 Each module `bench.<area>` offers `async def main() -> dict`.
 """
 
@@ -11,7 +11,6 @@ import importlib
 import sys
 
 AREAS = (
-    "gateway",
     "ideas",
     "comments",
     "customers",

@@ -15,7 +15,6 @@ Writes bench/results/analytics.json and .md.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import secrets
 import statistics
@@ -26,7 +25,7 @@ from typing import Any
 import aiohttp
 import psycopg2
 
-from bench.common import client_headers, percentile
+from bench.common import client_headers, percentile, write_results
 from services.ctl import admin
 from services.ctl.migrate import migrate
 from services.ctl.seed import set_rollup_triggers
@@ -252,7 +251,7 @@ async def main() -> dict[str, Any]:
     finally:
         system.stop()
         await delete_queues(prefix)
-    write(result)
+    write_results("analytics", result, markdown(result))
     return result
 
 
@@ -333,9 +332,7 @@ async def time_writes(session: aiohttp.ClientSession, url: str, ws: str) -> dict
     return out
 
 
-def write(result: dict[str, Any]) -> None:
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "analytics.json").write_text(json.dumps(result, indent=2) + "\n")
+def markdown(result: dict[str, Any]) -> str:
     lines = [
         f"# Analytics on {result['ideas']:,} ideas",
         "",
@@ -365,4 +362,4 @@ def write(result: dict[str, Any]) -> None:
         f" | {v['p50_ratio']} | {v['n']} |"
         for k, v in result.get("writes", {}).items()
     ]
-    (RESULTS / "analytics.md").write_text("\n".join(lines) + "\n")
+    return "\n".join(lines)

@@ -20,7 +20,15 @@ import aiohttp
 import psycopg2
 import psycopg2.extras
 
-from bench.common import Client, new_workspace, running_system, timed_loop, write_results
+from bench.common import (
+    Client,
+    new_workspace,
+    running_system,
+    table,
+    timed_loop,
+    timing_rows,
+    write_results,
+)
 from services.ideas import comments
 
 COMMENTS = int(os.environ.get("BENCH_COMMENTS", "10000"))
@@ -98,6 +106,20 @@ async def deep_cursor(c: Client, path: str, pages: int, **params: str) -> tuple[
     return cursor, [body["data"][-1]["createdAt"], body["data"][-1]["id"]]
 
 
+async def measure_pages(c: Client, path: str, variants: dict[str, dict[str, str]]) -> Any:
+    out: dict[str, Any] = {}
+    for name, params in variants.items():
+        q = {"limit": str(LIMIT), **params}
+        first = await c.call("GET", path, params=q)
+        assert len(first["data"]) == LIMIT, (name, len(first["data"]))
+
+        async def one(i: int, q: dict[str, str] = q) -> None:
+            await c.call("GET", path, params=q)
+
+        out[name] = await timed_loop(one, CLIENTS, SECONDS, 20_000)
+    return out
+
+
 async def main() -> dict[str, Any]:
     async with running_system() as system:
         ws = new_workspace(system)
@@ -111,25 +133,19 @@ async def main() -> dict[str, Any]:
             deep_public = min(1000, public_pages)
             cursor, keyset = await deep_cursor(c, path, deep)
             cursor_public, keyset_public = await deep_cursor(c, path, deep_public, internal="false")
-            variants = {
-                "page_1": {},
-                f"page_{deep}": {"cursor": cursor},
-                "page_1_internal_false": {"internal": "false"},
-                f"page_{deep_public}_internal_false": {
-                    "internal": "false",
-                    "cursor": cursor_public,
+            out = await measure_pages(
+                c,
+                path,
+                {
+                    "page_1": {},
+                    f"page_{deep}": {"cursor": cursor},
+                    "page_1_internal_false": {"internal": "false"},
+                    f"page_{deep_public}_internal_false": {
+                        "internal": "false",
+                        "cursor": cursor_public,
+                    },
                 },
-            }
-            out: dict[str, Any] = {}
-            for name, params in variants.items():
-                q = {"limit": str(LIMIT), **params}
-                first = await c.call("GET", path, params=q)
-                assert len(first["data"]) == LIMIT, (name, len(first["data"]))
-
-                async def one(i: int, q: dict[str, str] = q) -> None:
-                    await c.call("GET", path, params=q)
-
-                out[name] = await timed_loop(one, CLIENTS, SECONDS, 20_000)
+            )
         ids = (ws["id"], idea["id"])
         start = comments.START
         plans = {
@@ -155,6 +171,13 @@ async def main() -> dict[str, Any]:
         "plans": plans,
         "load_average_1m": round(os.getloadavg()[0], 2),
     }
+    write_results("comments", results, markdown(results))
+    print(json.dumps(results["results"], indent=2))
+    return results
+
+
+def markdown(results: dict[str, Any]) -> str:
+    deep = list(results["results"])[1].removeprefix("page_")  # the deep page's measure
     md = [
         "# Comments benchmark",
         "",
@@ -163,12 +186,10 @@ async def main() -> dict[str, Any]:
         f"concurrent clients, {SECONDS:.0f} s per measure; 2-core machine shared with other "
         "work.",
         "",
-        "| Page | Requests | Throughput (req/s) | p50 (ms) | p99 (ms) |",
-        "|---|---|---|---|---|",
-    ]
-    for name, v in out.items():
-        md.append(f"| {name} | {v['requests']} | {v['rps']} | {v['p50_ms']} | {v['p99_ms']} |")
-    md += [
+        *table(
+            ["Page", "Requests", "Throughput (req/s)", "p50 (ms)", "p99 (ms)"],
+            timing_rows(results["results"]),
+        ),
         "",
         f"Page {deep} p50 / page 1 p50: {results['deep_vs_first_p50']}",
         "",
@@ -177,8 +198,6 @@ async def main() -> dict[str, Any]:
         "## Query plans",
         "",
     ]
-    for name, plan in plans.items():
+    for name, plan in results["plans"].items():
         md += [f"### {name}", "", "```", plan, "```", ""]
-    write_results("comments", results, "\n".join(md))
-    print(json.dumps(results["results"], indent=2))
-    return results
+    return "\n".join(md)

@@ -23,8 +23,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -368,14 +369,65 @@ def _span(duration_s: float, windows: Windows | None) -> float:
     return max(0.0, windows[-1][1] - time.perf_counter()) if windows else duration_s
 
 
+def _schedule(spec: dict[str, Any], rate: float) -> list[float]:
+    """Send times: absolute (perf_counter) within `windows`, else from 0 over `duration_s`."""
+    if spec.get("windows"):
+        return [
+            start + k / rate
+            for start, end in spec["windows"]
+            for k in range(max(0, math.ceil((end - start) * rate)))
+        ]
+    return [i / rate for i in range(int(rate * float(spec["duration_s"])))]
+
+
+async def _watch(stalls: list[tuple[float, float]]) -> None:
+    """Record this event loop's own lateness (when, seconds) until cancelled."""
+    while True:
+        due = time.perf_counter() + 0.01
+        await asyncio.sleep(0.01)
+        if (late := time.perf_counter() - due) > 0.005:
+            stalls.append((due, late))
+
+
+@dataclass
+class _Tally:
+    latencies: list[float] = field(default_factory=list)  # ms, from the scheduled send time
+    sent_at: list[float] = field(default_factory=list)
+    stalls: list[tuple[float, float]] = field(default_factory=list)
+    errors: int = 0
+    late_starts: int = 0
+
+
+def _paced_summary(
+    spec: dict[str, Any], rate: float, sent: int, elapsed: float, t: _Tally
+) -> dict[str, Any]:
+    out = {
+        "offered_rps": rate,
+        "sent": sent,
+        "ok": len(t.latencies),
+        "errors": t.errors,
+        "achieved_rps": round(sent / elapsed, 1) if elapsed else 0.0,
+        "late_starts": t.late_starts,
+        "p50_ms": round(percentile(t.latencies, 50), 2),
+        "p90_ms": round(percentile(t.latencies, 90), 2),
+        "p99_ms": round(percentile(t.latencies, 99), 2),
+        "max_ms": round(max(t.latencies, default=0.0), 2),
+        "duration_s": float(spec["duration_s"]),
+        # the generator's own CPU: the machine's, taken from the system it measures
+        "cpu_ms_per_request": round(time.process_time() * 1000 / max(1, sent), 3),
+    }
+    if spec.get("raw"):  # with `raw` alone: the stalls are reported with it
+        out["latencies_ms"] = [round(x, 3) for x in t.latencies]
+        out["sent_at"] = t.sent_at
+        out["stalls"] = t.stalls
+    return out
+
+
 async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
     import aiohttp
 
     rate = float(spec["rate"])
-    latencies: list[float] = []
-    sent_at: list[float] = []
-    errors = 0
-    late_starts = 0
+    tally = _Tally()
     bodies = [b.encode() if b is not None else None for b in spec["bodies"]]
     limit = asyncio.Semaphore(int(spec["max_in_flight"]))
     conn = aiohttp.TCPConnector(limit=int(spec["max_in_flight"]), keepalive_timeout=60)
@@ -384,7 +436,6 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
         urls = spec["urls"]
 
         async def one(scheduled: float, i: int = 0) -> None:
-            nonlocal errors
             async with limit:
                 try:
                     async with session.request(
@@ -398,38 +449,20 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
                 except (TimeoutError, aiohttp.ClientError):
                     ok = False
             if ok:
-                latencies.append((time.perf_counter() - scheduled) * 1000)
-                sent_at.append(scheduled)
+                tally.latencies.append((time.perf_counter() - scheduled) * 1000)
+                tally.sent_at.append(scheduled)
             else:
-                errors += 1
+                tally.errors += 1
 
-        if spec.get("windows"):
-            times = [
-                start + k / rate
-                for start, end in spec["windows"]
-                for k in range(max(0, math.ceil((end - start) * rate)))
-            ]
-        else:
-            times = [i / rate for i in range(int(rate * float(spec["duration_s"])))]
+        times = _schedule(spec, rate)
         # Warm the connection pool outside the measured schedule.
         warm = min(int(spec["warm"]), len(times))
         await asyncio.gather(*(one(time.perf_counter(), i) for i in range(warm)))
-        latencies.clear()
-        sent_at.clear()
-        errors = 0
+        tally = _Tally()
         if not spec.get("windows"):
             start = time.perf_counter() + 0.05
             times = [start + t for t in times]
-        stalls: list[tuple[float, float]] = []  # (when, seconds): this loop's own lateness
-
-        async def watch() -> None:  # with `raw` alone: the stalls are reported with it
-            while True:
-                due = time.perf_counter() + 0.01
-                await asyncio.sleep(0.01)
-                if (late := time.perf_counter() - due) > 0.005:
-                    stalls.append((due, late))
-
-        watcher = asyncio.create_task(watch()) if spec.get("raw") else None
+        watcher = asyncio.create_task(_watch(tally.stalls)) if spec.get("raw") else None
         # The requests in flight only: a list of every request's task held tens of thousands
         # of them, and the gather at the end added a callback to each, stopping the loop for
         # 40 ms while the last requests were still in flight.
@@ -439,7 +472,7 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
             if delay > 0:
                 await asyncio.sleep(delay)
             elif delay < -0.005:
-                late_starts += 1
+                tally.late_starts += 1
             task = asyncio.create_task(one(scheduled, i))
             pending.add(task)
             task.add_done_callback(pending.discard)
@@ -447,26 +480,7 @@ async def _paced(spec: dict[str, Any]) -> dict[str, Any]:
         if watcher is not None:
             watcher.cancel()
         elapsed = time.perf_counter() - times[0] if times else 0.0
-    out = {
-        "offered_rps": rate,
-        "sent": len(times),
-        "ok": len(latencies),
-        "errors": errors,
-        "achieved_rps": round(len(times) / elapsed, 1) if elapsed else 0.0,
-        "late_starts": late_starts,
-        "p50_ms": round(percentile(latencies, 50), 2),
-        "p90_ms": round(percentile(latencies, 90), 2),
-        "p99_ms": round(percentile(latencies, 99), 2),
-        "max_ms": round(max(latencies, default=0.0), 2),
-        "duration_s": float(spec["duration_s"]),
-        # the generator's own CPU: the machine's, taken from the system it measures
-        "cpu_ms_per_request": round(time.process_time() * 1000 / max(1, len(times)), 3),
-    }
-    if spec.get("raw"):
-        out["latencies_ms"] = [round(x, 3) for x in latencies]
-        out["sent_at"] = sent_at
-        out["stalls"] = stalls
-    return out
+    return _paced_summary(spec, rate, len(times), elapsed, tally)
 
 
 def loop_run(
@@ -571,8 +585,36 @@ async def windowed_loop(fn: Any, clients: int, windows: Windows) -> dict[str, An
 # ---- results ------------------------------------------------------------------------------
 
 
+def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    """A markdown table's lines."""
+    return [
+        f"| {' | '.join(header)} |",
+        "|" + "---|" * len(header),
+        *(f"| {' | '.join(str(c) for c in row)} |" for row in rows),
+    ]
+
+
+def timing_rows(measures: dict[str, Any]) -> list[list[Any]]:
+    """Rows of name, requests, req/s, p50 and p99 of `timed_loop`'s results."""
+    return [
+        [name, v["requests"], v["rps"], v["p50_ms"], v["p99_ms"]]
+        for name, v in measures.items()
+        if isinstance(v, dict)
+    ]
+
+
+def source_tree(ref: str, into: str) -> Path:
+    """The files of commit `ref`, extracted under `into`: a baseline to run beside today's code
+    (`BENCH_BASELINE`)."""
+    archive = subprocess.run(
+        ["git", "archive", ref], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
+    return Path(into)
+
+
 def write_results(area: str, data: dict[str, Any], markdown: str) -> None:
-    """bench/results/<area>.json and .md."""
+    """bench/results/<area>.json and .md: every bench writes its figures through here."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{area}.json").write_text(json.dumps(data, indent=2) + "\n")
     (RESULTS / f"{area}.md").write_text(markdown.rstrip() + "\n")

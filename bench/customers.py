@@ -22,7 +22,7 @@ import aiohttp
 import psycopg2
 import psycopg2.extras
 
-from bench.common import Client, new_workspace, pct_ms, running_system, timed_loop
+from bench.common import Client, new_workspace, pct_ms, running_system, timed_loop, write_results
 from tests.support.processes import System
 
 RESULTS = Path(__file__).parent / "results"
@@ -148,9 +148,7 @@ async def run(system: System, key: str, ws_id: str) -> dict[str, Any]:
     }
 
 
-def write(results: dict[str, Any]) -> None:
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "customers.json").write_text(json.dumps(results, indent=2) + "\n")
+def markdown(results: dict[str, Any]) -> str:
     s, li, p = (
         results["customers_list_search"],
         results["link_create"],
@@ -177,13 +175,13 @@ def write(results: dict[str, Any]) -> None:
         f"Load average (1 min) at the end of the run: {results['load_average_1m']} on 2 cores.",
         "",
     ]
-    (RESULTS / "customers.md").write_text("\n".join(md))
+    return "\n".join(md)
 
 
 async def main() -> dict[str, Any]:
     async with running_system() as system:
         ws = new_workspace(system)
         results = await run(system, ws["key"], ws["id"])
-    write(results)
+    write_results("customers", results, markdown(results))
     print(json.dumps(results, indent=2))
     return results

@@ -19,7 +19,16 @@ from typing import Any
 import aiohttp
 import psycopg2
 
-from bench.common import Client, new_workspace, running_system, seed_ideas, timed_loop
+from bench.common import (
+    Client,
+    new_workspace,
+    running_system,
+    seed_ideas,
+    table,
+    timed_loop,
+    timing_rows,
+    write_results,
+)
 from libs.api.ideas.requests import ListIdeasQuery
 from services.ideas.listing import page_sql
 
@@ -110,9 +119,7 @@ async def measure(c: Client, ids: list[str], dsn: str, ws: str) -> dict[str, Any
     return {"results": out, "plans": plans}
 
 
-def write(results: dict[str, Any]) -> None:
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "ideas.json").write_text(json.dumps(results, indent=2) + "\n")
+def markdown(results: dict[str, Any]) -> str:
     r = results["results"]
     md = [
         "# Ideas benchmark",
@@ -122,13 +129,9 @@ def write(results: dict[str, Any]) -> None:
         f"{results['seed_seconds']} s; 2-core machine; through the gateway on 127.0.0.1, "
         f"{CLIENTS} concurrent clients, {SECONDS:.0f} s per measure.",
         "",
-        "| Measure | Requests | Throughput (req/s) | p50 (ms) | p99 (ms) |",
-        "|---|---|---|---|---|",
-    ]
-    for name, v in r.items():
-        if isinstance(v, dict):
-            md.append(f"| {name} | {v['requests']} | {v['rps']} | {v['p50_ms']} | {v['p99_ms']} |")
-    md += [
+        *table(
+            ["Measure", "Requests", "Throughput (req/s)", "p50 (ms)", "p99 (ms)"], timing_rows(r)
+        ),
         "",
         f"Page 1,000 p50 / page 1 p50: {r['page_1000_vs_page_1']}",
         "",
@@ -139,7 +142,7 @@ def write(results: dict[str, Any]) -> None:
     ]
     for name, plan in results["plans"].items():
         md += [f"### {name}", "", "```", plan, "```", ""]
-    (RESULTS / "ideas.md").write_text("\n".join(md))
+    return "\n".join(md)
 
 
 async def main() -> dict[str, Any]:
@@ -157,6 +160,6 @@ async def main() -> dict[str, Any]:
         **measured,
         "load_average_1m": round(os.getloadavg()[0], 2),
     }
-    write(results)
+    write_results("ideas", results, markdown(results))
     print(json.dumps(results["results"], indent=2))
     return results

@@ -206,6 +206,77 @@ def pids(system: System) -> dict[str, int]:
 # ---- Locust -----------------------------------------------------------------------------------
 
 
+def _locust_command(users: int, seconds: int, csv_prefix: Path) -> list[str]:
+    return [
+        str(Path(sys.executable).parent / "locust"),
+        "-f",
+        str(ROOT / "bench/locustfile.py"),
+        "--headless",
+        "--users",
+        str(users),
+        "--spawn-rate",
+        str(max(1, users)),
+        "--run-time",
+        f"{seconds}s",
+        "--csv",
+        str(csv_prefix),
+        "--only-summary",
+        "--loglevel",
+        "WARNING",
+        "--stop-timeout",
+        "10",
+    ]
+
+
+def _rss_snapshot(watch: dict[str, int]) -> dict[str, float]:
+    snap = {}
+    for name, pid in watch.items():
+        try:
+            snap[name] = proc_sample(pid)[1]
+        except OSError:
+            pass
+    return snap
+
+
+def _watch_until_done(
+    proc: subprocess.Popen[bytes],
+    watch: dict[str, int],
+    seconds: int,
+    on_sample: Any,
+    sample_every_s: float,
+) -> tuple[dict[str, Any], list[dict[str, float]]]:
+    """Wait for locust; the CPU share and RSS of each watched process over the run, and the
+    memory samples handed to `on_sample` every `sample_every_s`."""
+    time.sleep(0.5)
+    first = {name: proc_sample(pid) for name, pid in watch.items()}
+    started = time.monotonic()
+    last, elapsed = first, 1.0
+    samples: list[dict[str, float]] = []
+    next_sample = started + sample_every_s
+    while proc.poll() is None:
+        time.sleep(0.2)
+        if on_sample is not None and time.monotonic() >= next_sample and proc.poll() is None:
+            next_sample += sample_every_s
+            samples.append({"t": round(time.monotonic() - started), **_rss_snapshot(watch)})
+            on_sample(samples[-1])
+        if time.monotonic() - started > seconds + 60:
+            proc.kill()
+        try:
+            last = {name: proc_sample(pid) for name, pid in watch.items()}
+            elapsed = time.monotonic() - started
+        except OSError:
+            pass
+    processes = {
+        name: {
+            "cpu_core_share": round((last[name][0] - first[name][0]) / elapsed, 3),
+            "rss_mb": round(last[name][1], 1),
+        }
+        for name in watch
+        if name in last
+    }
+    return processes, samples
+
+
 def run_locust(
     spec: dict[str, Any],
     users: int,
@@ -222,61 +293,12 @@ def run_locust(
         status_file = Path(tmp) / "statuses.json"
         env = {**os.environ, "LOAD_SPEC": str(spec_file), "LOAD_STATUS_OUT": str(status_file)}
         LOG_DIR.mkdir(parents=True, exist_ok=True)
-        cmd = [
-            str(Path(sys.executable).parent / "locust"),
-            "-f",
-            str(ROOT / "bench/locustfile.py"),
-            "--headless",
-            "--users",
-            str(users),
-            "--spawn-rate",
-            str(max(1, users)),
-            "--run-time",
-            f"{seconds}s",
-            "--csv",
-            str(Path(tmp) / "run"),
-            "--only-summary",
-            "--loglevel",
-            "WARNING",
-            "--stop-timeout",
-            "10",
-        ]
+        cmd = _locust_command(users, seconds, Path(tmp) / "run")
         with open(LOG_DIR / "bench-locust.log", "ab") as log:
             proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=log)
-        watch = {**watch, "locust": proc.pid}
-        time.sleep(0.5)
-        first = {name: proc_sample(pid) for name, pid in watch.items()}
-        started = time.monotonic()
-        last, elapsed = first, 1.0
-        samples: list[dict[str, float]] = []
-        next_sample = started + sample_every_s
-        while proc.poll() is None:
-            time.sleep(0.2)
-            if on_sample is not None and time.monotonic() >= next_sample and proc.poll() is None:
-                next_sample += sample_every_s
-                snap = {}
-                for name, pid in watch.items():
-                    try:
-                        snap[name] = proc_sample(pid)[1]
-                    except OSError:
-                        pass
-                samples.append({"t": round(time.monotonic() - started), **snap})
-                on_sample(samples[-1])
-            if time.monotonic() - started > seconds + 60:
-                proc.kill()
-            try:
-                last = {name: proc_sample(pid) for name, pid in watch.items()}
-                elapsed = time.monotonic() - started
-            except OSError:
-                pass
-        processes = {
-            name: {
-                "cpu_core_share": round((last[name][0] - first[name][0]) / elapsed, 3),
-                "rss_mb": round(last[name][1], 1),
-            }
-            for name in watch
-            if name in last
-        }
+        processes, samples = _watch_until_done(
+            proc, {**watch, "locust": proc.pid}, seconds, on_sample, sample_every_s
+        )
         stats = read_stats(Path(tmp) / "run_stats.csv")
         statuses = json.loads(status_file.read_text()) if status_file.exists() else {}
     return {

@@ -38,6 +38,7 @@ from bench.common import (
     new_workspace,
     paced_run,
     seed_ideas,
+    source_tree,
     start_system,
     stop_system,
     wait_http,
@@ -163,8 +164,6 @@ def start_reference(
 
 
 async def main() -> dict[str, Any]:
-    from bench.webhooks import source_tree
-
     baseline = os.environ.get("BENCH_BASELINE")
     url = await asyncio.to_thread(create_database)
     ref_procs: list[subprocess.Popen[bytes]] = []

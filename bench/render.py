@@ -16,7 +16,6 @@ aiohttp's `gzip, deflate`). Writes bench/results/render.json and .md.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import statistics
@@ -29,13 +28,13 @@ import psycopg2
 
 from bench.common import (
     ACCEPT_ENCODING,
-    RESULTS,
     client_headers,
     cpu_seconds,
     new_workspace,
     proc_stat,
     running_system,
     seed_ideas,
+    write_results,
 )
 
 IDEAS = int(os.environ.get("BENCH_IDEAS", "50000"))
@@ -123,13 +122,11 @@ async def main() -> dict[str, Any]:
         "results": measured,
         "load_average_1m": round(os.getloadavg()[0], 2),
     }
-    write(result)
+    write_results("render", result, markdown(result))
     return result
 
 
-def write(result: dict[str, Any]) -> None:
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "render.json").write_text(json.dumps(result, indent=2) + "\n")
+def markdown(result: dict[str, Any]) -> str:
     lines = [
         f"# Rendering cost on {result['ideas']:,} ideas",
         "",
@@ -146,4 +143,4 @@ def write(result: dict[str, Any]) -> None:
             f"| {name} | {v['p50_ms']} | {cpu['gateway']} | {cpu[service]} | "
             f"{cpu['postgres']} | {v['cpu_ms_total']} | {v['body_bytes']} |"
         )
-    (RESULTS / "render.md").write_text("\n".join(lines) + "\n")
+    return "\n".join(lines)

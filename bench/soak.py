@@ -53,6 +53,45 @@ def created_since(url: str, workspace: str, since: float) -> set[str]:
     return ids
 
 
+async def deliveries(receiver: ReceiverProcess, committed: set[str]) -> tuple[Any, set[str]]:
+    """Let the last deliveries arrive (up to 2 minutes); what the receiver got and the committed
+    events it never got."""
+    deadline = time.monotonic() + 120
+    while True:
+        got = await asyncio.to_thread(receiver.report)
+        lost = committed - set(got.get("created", []))
+        if not lost or time.monotonic() > deadline:
+            return got, lost
+        await asyncio.sleep(1)
+
+
+def memory_growth(samples: list[dict[str, float]], warm_t: int) -> dict[str, Any]:
+    """Each process's RSS after the warm-up, at the end and at most, and its growth."""
+    warm = next((s for s in samples if s["t"] >= warm_t), samples[0] if samples else {})
+    end = samples[-1] if samples else {}
+    return {
+        name: {
+            "after_warmup_mb": round(warm[name], 1),
+            "end_mb": round(end[name], 1),
+            "max_mb": round(max(s.get(name, 0) for s in samples), 1),
+            "growth": round(end[name] / warm[name] - 1, 3),
+        }
+        for name in end
+        if name != "t" and name in warm and warm[name]
+    }
+
+
+def failures(memory: dict[str, Any], errors5: int, lost: set[str]) -> list[str]:
+    """What fails the soak: memory growth past GROWTH_MAX (the load generator's aside), any
+    5xx, any lost webhook event."""
+    grew = {n: m["growth"] for n, m in memory.items() if m["growth"] > GROWTH_MAX and n != "locust"}
+    return (
+        ([f"memory grew more than {GROWTH_MAX:.0%}: {grew}"] if grew else [])
+        + ([f"{errors5} answers were 5xx"] if errors5 else [])
+        + ([f"{len(lost)} webhook events lost"] if lost else [])
+    )
+
+
 async def main() -> dict[str, Any]:
     url = await asyncio.to_thread(create_database)
     receiver = ReceiverProcess()
@@ -73,40 +112,17 @@ async def main() -> dict[str, Any]:
             run = await asyncio.to_thread(
                 run_locust, spec, USERS, SECONDS, watch, rate / USERS, samples.append, 10.0
             )
-            # let the last deliveries arrive, then compare with the table
             committed = await asyncio.to_thread(created_since, url, spec["workspace"], started)
-            deadline = time.monotonic() + 120
-            while True:
-                got = await asyncio.to_thread(receiver.report)
-                lost = committed - set(got.get("created", []))
-                if not lost or time.monotonic() > deadline:
-                    break
-                await asyncio.sleep(1)
+            got, lost = await deliveries(receiver, committed)
         finally:
             await stop_system(system)
     finally:
         receiver.stop()
         await asyncio.to_thread(drop_database, url)
     warm_t = max(60, SECONDS // 5)
-    warm = next((s for s in samples if s["t"] >= warm_t), samples[0] if samples else {})
-    end = samples[-1] if samples else {}
-    memory = {
-        name: {
-            "after_warmup_mb": round(warm[name], 1),
-            "end_mb": round(end[name], 1),
-            "max_mb": round(max(s.get(name, 0) for s in samples), 1),
-            "growth": round(end[name] / warm[name] - 1, 3),
-        }
-        for name in end
-        if name != "t" and name in warm and warm[name]
-    }
-    grew = {n: m["growth"] for n, m in memory.items() if m["growth"] > GROWTH_MAX and n != "locust"}
+    memory = memory_growth(samples, warm_t)
     errors5 = five_hundreds(run["statuses"])
-    problems = (
-        ([f"memory grew more than {GROWTH_MAX:.0%}: {grew}"] if grew else [])
-        + ([f"{errors5} answers were 5xx"] if errors5 else [])
-        + ([f"{len(lost)} webhook events lost"] if lost else [])
-    )
+    problems = failures(memory, errors5, lost)
     data = {
         "machine": machine(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -20,7 +20,6 @@ import json
 import os
 import secrets
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,7 @@ from typing import Any
 import aiohttp
 import psycopg2
 
-from bench.common import cpu_seconds
+from bench.common import cpu_seconds, source_tree, write_results
 from tests.support.api import make_key, make_workspace
 from tests.support.processes import (
     LOG_DIR,
@@ -43,7 +42,6 @@ from tests.support.processes import (
 from tests.webhooks.support import PartSystem
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
 FANOUT = 10  # subscriptions per workspace in the throughput run
 THROUGHPUT_IDEAS = 1000  # x FANOUT deliveries
 LATENCY_SAMPLES = 400
@@ -267,15 +265,6 @@ def stage_split(
     return {k: round(statistics.median(v), 2) for k, v in split.items() if v}
 
 
-def source_tree(ref: str, into: str) -> Path:
-    """The files of commit `ref`, extracted under `into`."""
-    archive = subprocess.run(
-        ["git", "archive", ref], cwd=ROOT, check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
-    return Path(into)
-
-
 ROWS = [
     ("deliveries/s", "throughput", "deliveriesPerSecond"),
     ("webhooks process CPU per delivery (us)", "throughput", "webhooksCpuUsPerDelivery"),
@@ -356,11 +345,14 @@ async def measure(root: Path) -> dict[str, Any]:
 
 
 def write(result: dict[str, Any], compared: dict[str, Any] | None = None) -> None:
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "webhooks.json").write_text(json.dumps(compared or result, indent=2) + "\n")
+    write_results("webhooks", compared or result, markdown(result, compared))
+    print(json.dumps(compared or result, indent=2))
+
+
+def markdown(result: dict[str, Any], compared: dict[str, Any] | None = None) -> str:
     t, a, b = result["throughput"], result["latency"], result["latencyBesideHangingReceiver"]
     stages = " / ".join(f"{k} {v}" for k, v in a["stages_p50_ms"].items())
-    (RESULTS / "webhooks.md").write_text(
+    return (
         "# Webhooks benchmark\n\n"
         "`scripts/test_env.sh .venv/bin/python -m bench webhooks` (with "
         "`BENCH_BASELINE=<ref> BENCH_ROUNDS=<n>` for before and after)\n\n"
@@ -373,7 +365,6 @@ def write(result: dict[str, Any], compared: dict[str, Any] | None = None) -> Non
         f"| ratio p50 / p99 (must stay <= 1.2) | {result['p50Ratio']} / {result['p99Ratio']} |\n"
         f"| stages, median ms | {stages} |\n" + (comparison(compared) if compared else "")
     )
-    print(json.dumps(compared or result, indent=2))
 
 
 def comparison(c: dict[str, Any]) -> str:

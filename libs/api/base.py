@@ -21,6 +21,21 @@ class Out(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
+def flat_members(model: type[BaseModel]) -> dict[str, tuple[str, ...]]:
+    """A model's members as the columns of one flat row (a CSV export's), in the model's order:
+    each column's name and its path in the model's JSON object. A nested model's members are
+    named by the field's name and theirs (`rice.reach` is `riceReach`)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for name, info in model.model_fields.items():
+        tp = info.annotation
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            for sub, path in flat_members(tp).items():
+                out[name + sub[0].upper() + sub[1:]] = (name, *path)
+        else:
+            out[name] = (name,)
+    return out
+
+
 def example(value: Any) -> ConfigDict:
     """The `model_config` entry that gives a model its example (added to its own config)."""
     return ConfigDict(json_schema_extra={"examples": [value]})

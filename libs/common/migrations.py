@@ -1,16 +1,25 @@
 """Versioned plain-SQL migrations, one folder per service schema, applied under an advisory lock.
 
 Each service declares its schema (`services/<service>/schema.py`: the name, its folder of
-`NNNN_name.sql` files, whether it has an outbox); the admin CLI lists them in the order they
-apply (`services/ctl/migrate.py`). Each file is applied once, in its own transaction, and
-recorded in `public.ims_schema_migrations` as `<service>/NNNN_name`. The shared SQL of
-`libs/common/migrations` comes first (`common/...`), then each schema's. Concurrent starts are
-safe: the advisory lock serializes them and the second finds nothing left to do.
+`NNNN_name.sql` files, whether it has an outbox, and the SQL it generates from code); the admin
+CLI lists them in the order they apply (`services/ctl/migrate.py`). Each file is applied once, in
+its own transaction, and recorded in `public.ims_schema_migrations` as `<service>/NNNN_name`.
+The shared SQL of `libs/common/migrations` comes first (`common/...`), then each schema's.
+Concurrent starts are safe: the advisory lock serializes them and the second finds nothing left
+to do.
+
+A schema's generated SQL (`Schema.generated`, e.g. the ideas service's JSON forms made from its
+public models) comes after its files, recorded as `<service>/generated-<digest of the text>`:
+applied on a new database after everything it reads exists, and again (in the same
+transaction that replaces the record of the earlier text) whenever the code makes another text,
+a rollback to an earlier one included. It must therefore be written to run again over itself
+(`DROP ... IF EXISTS`, then `CREATE`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,17 +31,27 @@ _LOCK_ID = 0x1D_EA5  # any constant shared by every migrator of this database
 @dataclass(frozen=True)
 class Schema:
     """A service's schema: `folder` holds its `NNNN_name.sql` files; `outbox`, whether it
-    publishes events (libs/common/migrations/outbox.sql made for it)."""
+    publishes events (libs/common/migrations/outbox.sql made for it); `generated`, the SQL its
+    code makes, applied after the files whenever its text changes."""
 
     name: str
     folder: Path
     outbox: bool = False
+    generated: Callable[[], str] | None = None
 
 
 @dataclass(frozen=True)
 class Migration:
     name: str
     sql: str
+    # A generated migration: the prefix of the names its earlier texts were recorded under.
+    replaces: str | None = None
+
+
+def generated_migration(service: str, sql: str) -> Migration:
+    digest = hashlib.sha256(sql.encode()).hexdigest()[:16]
+    prefix = f"{service}/generated-"
+    return Migration(f"{prefix}{digest}", sql, replaces=prefix)
 
 
 def pending_sources(schemas: Sequence[Schema]) -> list[Migration]:
@@ -51,6 +70,8 @@ def pending_sources(schemas: Sequence[Schema]) -> list[Migration]:
         folder = schema.folder
         for path in sorted(folder.glob("*.sql")) if folder.is_dir() else []:
             out.append(Migration(f"{service}/{path.stem}", path.read_text()))
+        if schema.generated is not None:
+            out.append(generated_migration(service, schema.generated()))
     return out
 
 
@@ -96,6 +117,12 @@ def migrate(dsn: str, schemas: Sequence[Schema]) -> list[str]:
                     cur.execute("BEGIN")
                     try:
                         cur.execute(m.sql)
+                        if m.replaces is not None:
+                            cur.execute(
+                                "DELETE FROM public.ims_schema_migrations"
+                                " WHERE starts_with(name, %s)",
+                                (m.replaces,),
+                            )
                         cur.execute(
                             "INSERT INTO public.ims_schema_migrations (name) VALUES (%s)", (m.name,)
                         )

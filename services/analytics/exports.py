@@ -26,6 +26,8 @@ from libs.api.analytics.schemas import (
     IdeasExportQuery,
     SignalsExportQuery,
 )
+from libs.api.base import flat_members
+from libs.api.ideas.schemas import Idea
 from libs.common.errors import ValidationFailed
 from libs.common.render import dumps
 
@@ -62,68 +64,22 @@ TAG_NAMES = """(SELECT array_to_json(ARRAY(SELECT t.name FROM ideas.idea_tags it
 CUSTOMER_COUNT = """(SELECT count(*) FROM customers.idea_links l
     WHERE l.workspace_id = i.workspace_id AND l.idea_id = i.id)"""
 
-IDEA_COLUMNS = (
-    "id",
-    "ideaServiceId",
-    "title",
-    "summary",
-    "status",
-    "source",
-    "category",
-    "ideaType",
-    "url",
-    "destination",
-    "destinationIssueId",
-    "destinationIssueUrl",
-    "voteCount",
-    "publicVoteCount",
-    "requestCount",
-    "signalCount",
-    "riceReach",
-    "riceImpact",
-    "riceConfidence",
-    "riceEffort",
-    "riceScore",
-    "ricePriority",
-    "riceSource",
-    "validationScore",
-    "validationEvidenceCount",
-    "decisionReason",
-    "decidedAt",
-    "closureCategory",
-    "decisionOwnerName",
-    "decisionDeadline",
-    "totalCustomerARR",
-    "lastActivityAt",
-    "lastSignalAt",
-    "uniqueSourceCount",
-    "averageSentiment",
-    "workItemStatus",
-    "shippedAt",
-    "productId",
-    "actionable",
-    "createdAt",
-    "roadmapStageId",
-    "mergedIntoId",
-    "commentCount",
-)
+# The Idea's members, nested ones flat (`rice.reach` is `riceReach`): the model's, in its order.
+IDEA_PATHS = flat_members(Idea)
+IDEA_COLUMNS = tuple(IDEA_PATHS)
+
+
+def _at(rec: Record, path: tuple[str, ...]) -> Any:
+    value: Any = rec
+    for key in path:
+        value = None if value is None else value[key]
+    return value
 
 
 def idea_cells(columns: Sequence[str]) -> Callable[[Record], list[Any]]:
     def cells(rec: Record) -> list[Any]:
-        rice, val = rec["rice"], rec["validation"]
-        flat = dict(
-            rec,
-            riceReach=rice["reach"],
-            riceImpact=rice["impact"],
-            riceConfidence=rice["confidence"],
-            riceEffort=rice["effort"],
-            riceScore=rice["score"],
-            ricePriority=rice["priority"],
-            riceSource=rice["source"],
-            validationScore=val["score"],
-            validationEvidenceCount=val["evidenceCount"],
-        )
+        flat = dict(rec)
+        flat.update((c, _at(rec, path)) for c, path in IDEA_PATHS.items() if len(path) > 1)
         if "tags" in rec:
             flat["tags"] = ";".join(rec["tags"])
         return [flat.get(c) for c in columns]

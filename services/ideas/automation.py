@@ -221,10 +221,8 @@ async def create(
                 return None
     await take_quota(cur, who)
     item = store.NewIdea(
-        title=body.title,
-        summary=body.summary,
-        source=body.source or "api",
-        url=body.url,
+        store.columns(body.model_dump(include={"title", "summary", "url"}))
+        | {"source": body.source or "api"},
         url_key=url_key,
         author_name=body.authorName,
         author_id=body.authorId,

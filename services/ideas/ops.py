@@ -81,27 +81,7 @@ async def update(
     """Apply a PATCH; `url_key` is the normalized `url` (duplicate detection) when it is given."""
     row = (await store.lock_ideas(cur, who.workspace_id, [idea_id]))[idea_id]
     given = body.model_dump(include=body.model_fields_set)
-    sets: dict[str, Any] = {
-        col: given[name]
-        for name, col in (
-            ("title", "title"),
-            ("summary", "summary"),
-            ("category", "category"),
-            ("decisionReason", "decision_reason"),
-        )
-        if name in given
-    }
-    sets.update(
-        (col, given[name])
-        for name, col in (
-            ("ideaType", "idea_type"),
-            ("decisionDeadline", "decision_deadline"),
-            ("actionable", "actionable"),
-            ("validationScore", "validation_score"),
-            ("url", "url"),
-        )
-        if name in given
-    )
+    sets = store.columns(given)
     if "title" in sets:
         sets["title_key"] = store.fold_title(sets["title"])
     if "url" in sets:
@@ -122,10 +102,8 @@ async def update(
             sets["closure_category"] = given["closureCategory"]
     # The records the body names, after its own checks (a 400 before any 404), each held
     # until the commit (docs/ideas.md: products, members, tags).
-    if "productId" in given:
-        if given["productId"] is not None:
-            await products.check(cur, who.workspace_id, [given["productId"]])
-        sets["product_id"] = given["productId"]
+    if given.get("productId") is not None:
+        await products.check(cur, who.workspace_id, [given["productId"]])
     if "decisionOwnerId" in given:
         sets.update(await members.owner_columns(cur, who.workspace_id, given["decisionOwnerId"]))
         await evidence.sync_owner(cur, who.workspace_id, idea_id, given["decisionOwnerId"])

@@ -1,8 +1,10 @@
 """The public forms of an idea, as SQL expressions over `ideas.ideas i`.
 
-Both are built inside PostgreSQL by the functions of migration 0400_json_forms.sql, the one
-place that defines them (the analytics exports call the same functions): lists and reads embed
-the JSON text as an orjson fragment without converting rows in Python.
+Both are built inside PostgreSQL by `ideas.idea_json` and `ideas.idea_detail_json`, generated
+from the public models by forms.py and installed by the schema's migrations (the analytics
+exports call the same functions): lists and reads embed the JSON text as an orjson fragment
+without converting rows in Python. The Signal and Comment forms are still written in their
+migrations (0400_json_forms.sql, 0700_comments.sql).
 """
 
 from __future__ import annotations

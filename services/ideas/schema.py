@@ -1,7 +1,10 @@
-"""The database schema the ideas service owns: its migrations, applied by `ideasctl migrate`."""
+"""The database schema the ideas service owns: its migrations, applied by `ideasctl migrate`,
+and the JSON forms of an idea generated from its public model (forms.py)."""
 
 from pathlib import Path
 
 from libs.common.migrations import Schema
 
-SCHEMA = Schema("ideas", Path(__file__).parent / "migrations", outbox=True)
+from . import forms
+
+SCHEMA = Schema("ideas", Path(__file__).parent / "migrations", outbox=True, generated=forms.sql)

@@ -35,6 +35,32 @@ RICE_FIELDS = {
     "riceConfidence": "rice_confidence",
     "riceEffort": "rice_effort",
 }
+# The request bodies' fields that are columns as they stand, one mapping for create and update
+# (CreateIdeaRequest, UpdateIdeaRequest, the automation's create). The other fields of those
+# bodies are HANDLED by name: tags, the decision owner, status with its closure category, and
+# the RICE inputs (the score follows them: ops.rice_sets). tests/ideas/test_forms.py holds every
+# field of the bodies to one of the two.
+WRITES = {
+    "title": "title",
+    "summary": "summary",
+    "source": "source",
+    "category": "category",
+    "url": "url",
+    "ideaType": "idea_type",
+    "productId": "product_id",
+    "decisionDeadline": "decision_deadline",
+    "decisionReason": "decision_reason",
+    "actionable": "actionable",
+    "validationScore": "validation_score",
+}
+HANDLED = frozenset({"tagIds", "decisionOwnerId", "status", "closureCategory", *RICE_FIELDS})
+
+
+def columns(given: dict[str, Any]) -> dict[str, Any]:
+    """The column values of a body's fields (`given`: its model_dump, or the fields set)."""
+    return {WRITES[name]: value for name, value in given.items() if name in WRITES}
+
+
 LOCK_COLS = (
     "id, status, closure_category, decision_reason, rice_reach, rice_impact,"
     " rice_confidence, rice_effort, roadmap_stage_id"
@@ -43,22 +69,20 @@ LOCK_COLS = (
 
 @dataclass
 class NewIdea:
-    title: str
-    summary: str | None = None
-    source: str = "api"
-    category: str | None = None
-    url: str | None = None
+    """A new idea: `values`, the columns of its body's fields (`columns`; `title` at least; a
+    column left out takes its default), and what is not a column of the body's as it stands."""
+
+    values: dict[str, Any]
     url_key: str | None = None
     author_name: str | None = None
     author_id: str | None = None
     tag_ids: list[uuid.UUID] = field(default_factory=list)  # checked by the caller (tags.check)
-    idea_type: str | None = None
-    product_id: uuid.UUID | None = None  # checked by the caller (products.check)
     decision_owner_id: uuid.UUID | None = None  # the caller fills `owner` (members.owner_columns)
-    decision_deadline: datetime | None = None
-    actionable: bool = True
-    validation_score: float | None = None
     owner: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def product_id(self) -> uuid.UUID | None:  # checked by the caller (products.check)
+        return self.values.get("product_id")
 
 
 def fold_title(title: str) -> str:
@@ -82,14 +106,6 @@ def rice_priority(score: float | None) -> str | None:
     return "medium" if score >= 10 else "low"
 
 
-INSERT_SQL = f"""INSERT INTO ideas.ideas AS i (workspace_id, id, number, title, summary, status,
-  source, category, url, url_key, title_key, author_name, author_id, raw_input, idea_type,
-  product_id, decision_owner_id, decision_owner_name, decision_owner_email, decision_deadline,
-  actionable, validation_score)
- VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
- RETURNING {IDEA_JSON}::text"""
-
-
 async def create_ideas(
     cur: aiopg.Cursor, workspace_id: uuid.UUID, status: str, items: list[NewIdea]
 ) -> list[str]:
@@ -98,32 +114,24 @@ async def create_ideas(
     out = []
     for n, item in enumerate(items):
         idea_id = uuid.uuid4()
+        title, summary = item.values["title"], item.values.get("summary")
+        row = {
+            **item.values,
+            "workspace_id": workspace_id,
+            "id": idea_id,
+            "number": first + n,
+            "status": status,
+            "url_key": item.url_key,
+            "title_key": fold_title(title),
+            "author_name": item.author_name,
+            "author_id": item.author_id,
+            "raw_input": summary or title,
+            **item.owner,
+        }
         await cur.execute(
-            INSERT_SQL,
-            (
-                workspace_id,
-                idea_id,
-                first + n,
-                item.title,
-                item.summary,
-                status,
-                item.source,
-                item.category,
-                item.url,
-                item.url_key,
-                fold_title(item.title),
-                item.author_name,
-                item.author_id,
-                item.summary or item.title,
-                item.idea_type,
-                item.product_id,
-                item.owner.get("decision_owner_id"),
-                item.owner.get("decision_owner_name"),
-                item.owner.get("decision_owner_email"),
-                item.decision_deadline,
-                item.actionable,
-                item.validation_score,
-            ),
+            f"INSERT INTO ideas.ideas AS i ({', '.join(row)})"
+            f" VALUES ({', '.join(['%s'] * len(row))}) RETURNING {IDEA_JSON}::text",
+            tuple(row.values()),
         )
         out.append((await cur.fetchone())[0])
         if item.tag_ids:

@@ -75,19 +75,10 @@ __all__ = [  # mounted from here
 
 def new_idea(body: CreateIdeaRequest) -> store.NewIdea:
     return store.NewIdea(
-        title=body.title,
-        summary=body.summary,
-        source=body.source,
-        category=body.category,
-        url=body.url,
+        store.columns(body.model_dump()),
         url_key=automation.normalize_url(body.url) if body.url else None,
         tag_ids=body.tagIds,
-        idea_type=body.ideaType,
-        product_id=body.productId,
         decision_owner_id=body.decisionOwnerId,
-        decision_deadline=body.decisionDeadline,
-        actionable=body.actionable,
-        validation_score=body.validationScore,
     )
 
 

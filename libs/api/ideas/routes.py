@@ -1,5 +1,7 @@
 """The ideas service's public routes: the route table's entries for ideas, roadmap, workspace."""
 
+from pydantic import BaseModel
+
 from libs.api.route import API, Route, Tool
 
 from . import comments, envelopes, evidence, requests, stages
@@ -8,6 +10,16 @@ from . import schemas as models
 SERVICE = "ideas"
 IDEAS_PATH = f"{API}/ideas"
 IDEA_REF = "The idea: its uuid or its `IDEA-<n>` id."
+
+
+def _inputs(
+    body: type[BaseModel], first: tuple[str, ...] = (), but: tuple[str, ...] = ()
+) -> tuple[str, ...]:
+    """A tool's inputs from its route's body: `first`, then the body's other fields in its
+    order, but those in `but`; a field added to the body is an input with its own doc."""
+    rest = (n for n in body.model_fields if n not in first and n not in but)
+    return (*first, *rest)
+
 
 # MCP tools (docs/mcp.md), each beside the route it calls.
 SEARCH_IDEAS = Tool(
@@ -41,18 +53,9 @@ CREATE_IDEA = Tool(
     "create_idea",
     "Capture a new idea in the workspace. Returns the idea with its `IDEA-<n>` id. Fires "
     "`idea.created` webhooks.",
-    inputs=(
-        "title",
-        "summary",
-        "category",
-        "source",
-        "tagIds",
-        "ideaType",
-        "productId",
-        "decisionOwnerId",
-        "decisionDeadline",
-        "actionable",
-        "validationScore",
+    # The contract's four first, then the body's other fields but `url` in the body's order.
+    inputs=_inputs(
+        requests.CreateIdeaRequest, first=("title", "summary", "category", "source"), but=("url",)
     ),
     descriptions={
         "title": "A short title (1 to 500 characters).",
@@ -77,26 +80,7 @@ UPDATE_IDEA = Tool(
     "recorded as a decision (`closureCategory` only with a change to a decided status).",
     path_input="id",
     idea_inputs=("id",),
-    inputs=(
-        "title",
-        "summary",
-        "status",
-        "category",
-        "decisionReason",
-        "riceReach",
-        "riceImpact",
-        "riceConfidence",
-        "riceEffort",
-        "tagIds",
-        "ideaType",
-        "productId",
-        "decisionOwnerId",
-        "decisionDeadline",
-        "actionable",
-        "validationScore",
-        "url",
-        "closureCategory",
-    ),
+    inputs=_inputs(requests.UpdateIdeaRequest),
     descriptions={
         "id": IDEA_REF,
         "title": "New title.",
