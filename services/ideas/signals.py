@@ -1,4 +1,5 @@
-"""An idea's signals through the API: record and delete (docs/ideas.md, Signals).
+"""An idea's signals: the storage of record and delete (docs/ideas.md, Signals); the route's
+transaction is signal_views.record.
 
 The idea's `signal_count`, `last_signal_at`, `unique_source_count` and `average_sentiment` are
 stored columns. A write locks the idea's row first, then changes its signal rows, then sets the
@@ -19,14 +20,12 @@ from typing import Any
 import aiopg
 import orjson
 
-from libs.api.ideas.requests import CreateSignalRequest
 from libs.common import db
 from libs.common.caller import Caller
 from libs.common.errors import NotFound
-from libs.common.messaging import add_event
 
-from . import ops, store
-from .render import IDEA_JSON, SIGNAL_JSON, fragment
+from . import store
+from .render import IDEA_JSON, SIGNAL_JSON
 
 PUBLIC_DOMAINS_FILE = Path(__file__).parent / "public_mail_domains.txt"
 
@@ -118,45 +117,6 @@ async def recount(
         {"ws": workspace_id, "d": orjson.dumps(changes).decode()},
     )
     return {r[0]: str(r[1]) for r in await cur.fetchall()} if answer else {}
-
-
-async def create(
-    cur: aiopg.Cursor,
-    who: Caller,
-    idea_id: uuid.UUID,
-    body: CreateSignalRequest,
-    sentiment: str | None,
-    sentiment_score: float | None,
-) -> str:
-    """The new signal's JSON; the idea's figures follow and `idea.signal_detected` is emitted.
-    A customer matched by the e-mail is asked to be linked (`signal.matched`)."""
-    await store.lock_ideas(cur, who.workspace_id, [idea_id])
-    item = NewSignal(
-        idea_id,
-        body.platform,
-        body.content,
-        body.userId,
-        body.userName,
-        body.userEmail,
-        body.similarity,
-        sentiment,
-        sentiment_score,
-        body.detectedAt,
-    )
-    [signal], ideas = await add(cur, who.workspace_id, [item], answer=True)
-    await ops.emit(cur, who, "idea.signal_detected", ideas[idea_id], signal=fragment(signal))
-    if item.customer_id is not None:
-        # Internal: the customers service links the pair as POST /ideas/{id}/customers would
-        # (no conflict when linked already); its link.created feeds totalCustomerARR.
-        await add_event(
-            cur,
-            "ideas",
-            "signal.matched",
-            who.workspace_id,
-            {"ideaId": str(idea_id), "customerId": str(item.customer_id)},
-            who.request_id,
-        )
-    return signal
 
 
 @lru_cache(maxsize=1)
