@@ -32,7 +32,7 @@ IDEA_COLS = (
     " shipped_at, product_id, roadmap_stage_id, actionable, author_name, author_id, raw_input,"
     " created_at, updated_at, decision_owner_id"
 )
-EVIDENCE_COUNT = [c.strip() for c in IDEA_COLS.split(",")].index("validation_evidence_count")
+COL = {c.strip(): n for n, c in enumerate(IDEA_COLS.split(","))}
 
 
 def line(values: Iterable[Any]) -> str:
@@ -57,6 +57,7 @@ class IdeaRows:
         self.participants: list[NewParticipant] = []
         self.meetings: list[NewMeeting] = []
         self.tickets: list[NewTicket] = []
+        self.deleted: set[Any] = set()
         self.statuses = _weighted(d.STATUSES)
         self.sources = _weighted(d.SOURCES)
         self.categories = _weighted(d.CATEGORIES)
@@ -75,6 +76,8 @@ class IdeaRows:
         arr, customers = self.links(idea, created)
         self.add_signals(idea, created, age, source, customers)
         rice = self.rice()
+        if status == "deleted":
+            self.deleted.add(idea)
         decided_at = shipped_at = closure = reason = owner = deadline = None
         cols: dict[str, Any] | None = None
         if status in DECIDED or status == "deleted":
@@ -120,7 +123,7 @@ class IdeaRows:
                     votes,
                     rng.randint(0, 5) if rng.random() < 0.2 else 0,
                     rng.randint(0, 3),
-                    0,  # the signals' figures: signals.add
+                    0,  # the signals' figures: signals.figures or signals.add
                     *rice,
                     rng.uniform(0, 100) if rng.random() < 0.4 else None,
                     None,  # the evidence count: evidence.evidence_counts
@@ -312,12 +315,24 @@ class IdeaRows:
 
     def flush(self) -> None:
         c, t, s, cur = self.s.copy, self.t, self.s, self.s.cur
-        # Evidence first (no key ties it to the idea row): the ideas are written with the
-        # count the API keeps, `evidence_counts` of the rows just written.
+        # Evidence and the signals of live ideas go first (no key ties them to the idea row),
+        # so that the ideas are copied with the figures the API keeps, read from those rows by
+        # `evidence_counts` and `signals.figures` (the aggregate of `signals.recount`): no
+        # second write of each idea and its twenty indexes. A deleted idea's signals follow its
+        # row (`signals.add`, which recounts it), so that the analytics rollups leave them out
+        # as they do the API's.
         run(evidence.insert_evidence(cur, self.ws, self.evidence))
         counts = run(evidence.evidence_counts(cur, self.ws, [e.idea_id for e in self.evidence]))
+        live = [x for x in self.signals if x.idea_id not in self.deleted]
+        run(signals.insert(cur, self.ws, live))
+        figures = run(signals.figures(cur, self.ws, [x.idea_id for x in live]))
         for idea in self.ideas:
-            idea[EVIDENCE_COUNT] = counts.get(idea[1])
+            idea[COL["validation_evidence_count"]] = counts.get(idea[1])
+            for col, value in figures.get(idea[1], {}).items():
+                idea[COL[col]] = value
+            last = idea[COL["last_signal_at"]]  # activity: the later of the idea's and its signals'
+            if last is not None and last > idea[COL["last_activity_at"]]:
+                idea[COL["last_activity_at"]] = last
         c("ideas.ideas", IDEA_COLS, [line(idea) for idea in self.ideas])
         c("ideas.votes", "workspace_id, idea_id, voter, value, created_at", t["votes"])
         c(
@@ -335,7 +350,7 @@ class IdeaRows:
         run(evidence.insert_participants(cur, self.ws, self.participants))
         run(evidence.insert_meetings(cur, self.ws, self.meetings))
         run(evidence.upsert_tickets(cur, self.ws, self.tickets))
-        run(signals.add(cur, self.ws, self.signals))
+        run(signals.add(cur, self.ws, [x for x in self.signals if x.idea_id in self.deleted]))
         for table, rows in (
             ("ideas.evidence", self.evidence),
             ("ideas.participants", self.owners + self.participants),

@@ -29,17 +29,21 @@ from .render import IDEA_JSON, SIGNAL_JSON
 
 PUBLIC_DOMAINS_FILE = Path(__file__).parent / "public_mail_domains.txt"
 
+# An idea's (`d.id`) figures from its signal rows.
+FIGURES = """SELECT count(*)::int AS signal_rows, max(s.detected_at) AS last_signal_at,
+         count(DISTINCT s.platform)::int AS unique_source_count,
+         avg(s.sentiment_score) AS average_sentiment
+    FROM ideas.signals s WHERE s.workspace_id = %(ws)s AND s.idea_id = d.id"""
+
 # The figures of the ideas in `d` (id, delta: signals added or removed, at: when the write
-# happened, null for now) from their signal rows.
-RECOUNT = """UPDATE ideas.ideas i SET
-    signal_count = greatest(i.signal_count + d.delta, 0),
-    last_signal_at = f.last, unique_source_count = f.sources, average_sentiment = f.average,
+# happened, null for now): `signal_count` moves by the delta (the automation API counts
+# requests without a row), the rest from the rows.
+RECOUNT = f"""UPDATE ideas.ideas i SET
+    signal_count = greatest(i.signal_count + d.delta, 0), last_signal_at = f.last_signal_at,
+    unique_source_count = f.unique_source_count, average_sentiment = f.average_sentiment,
     last_activity_at = greatest(i.last_activity_at, coalesce(d.at, now()))
   FROM jsonb_to_recordset(%(d)s::jsonb) AS d(id uuid, delta int, at timestamptz)
-  CROSS JOIN LATERAL (SELECT max(s.detected_at) AS last, count(DISTINCT s.platform) AS sources,
-                             avg(s.sentiment_score) AS average
-                        FROM ideas.signals s
-                       WHERE s.workspace_id = %(ws)s AND s.idea_id = d.id) f
+  CROSS JOIN LATERAL ({FIGURES}) f
   WHERE i.workspace_id = %(ws)s AND i.id = d.id"""
 
 INSERT = """INSERT INTO ideas.signals AS s (workspace_id, id, idea_id, platform, user_id,
@@ -74,32 +78,56 @@ class NewSignal:
     customer_id: uuid.UUID | None = None
 
 
-async def add(
+async def insert(
     cur: aiopg.Cursor, workspace_id: uuid.UUID, items: Sequence[NewSignal], *, answer: bool = False
-) -> tuple[list[str], dict[uuid.UUID, str]]:
-    """Record the signals (the caller holds their ideas' rows locked) with their customer match
-    (each item's `customer_id`), then set their ideas' figures from the rows, one statement
-    each for any number of signals. With `answer`, the signals' JSON and each idea's (by id)."""
+) -> list[str]:
+    """Insert the signals with their customer match (each item's `customer_id`; all e-mails in
+    two queries), in one statement; with `answer`, their JSON. Their ideas' figures are the
+    caller's (`add` recounts them)."""
     if not items:
-        return [], {}
+        return []
     matches = await match_customers(cur, workspace_id, [s.user_email for s in items])
     now = datetime.now(timezone.utc)
     for s in items:
         s.customer_id = matches.get(s.user_email) if s.user_email else None
         s.detected_at = s.detected_at or now
-    rows = orjson.dumps(items).decode()
     await cur.execute(
         INSERT + (f" RETURNING {SIGNAL_JSON}::text" if answer else ""),
-        {"ws": workspace_id, "rows": rows},
+        {"ws": workspace_id, "rows": orjson.dumps(items).decode()},
     )
-    signals = [str(r[0]) for r in await cur.fetchall()] if answer else []
+    return [str(r[0]) for r in await cur.fetchall()] if answer else []
+
+
+async def add(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, items: Sequence[NewSignal], *, answer: bool = False
+) -> tuple[list[str], dict[uuid.UUID, str]]:
+    """Record the signals (the caller holds their ideas' rows locked): `insert`, then set their
+    ideas' figures from the rows (`recount`). With `answer`, the signals' JSON and each idea's
+    (by id)."""
+    signals = await insert(cur, workspace_id, items, answer=answer)
     changes: dict[uuid.UUID, dict[str, Any]] = {}
     for s in items:
         change = changes.setdefault(s.idea_id, {"id": s.idea_id, "delta": 0, "at": None})
         change["delta"] += 1
         if s.recorded_at is not None and (change["at"] is None or s.recorded_at > change["at"]):
             change["at"] = s.recorded_at
+    if not changes:
+        return signals, {}
     return signals, await recount(cur, workspace_id, list(changes.values()), answer=answer)
+
+
+async def figures(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_ids: Iterable[uuid.UUID]
+) -> dict[uuid.UUID, dict[str, Any]]:
+    """The figures `recount` writes, of ideas that are not written yet (whose signals are all
+    rows): `signal_count`, `last_signal_at`, `unique_source_count`, `average_sentiment`, by
+    idea id."""
+    rows = await db.fetchall(
+        cur,
+        f"SELECT d.id, f.* FROM unnest(%(ids)s::uuid[]) AS d(id) CROSS JOIN LATERAL ({FIGURES}) f",
+        {"ws": workspace_id, "ids": sorted(set(idea_ids))},
+    )
+    return {r.pop("id"): {"signal_count": r.pop("signal_rows"), **r} for r in rows}
 
 
 async def recount(
