@@ -314,12 +314,13 @@ PARTICIPANT_ROWS = """INSERT INTO ideas.participants AS p (workspace_id, id, ide
 async def _drop_other_owners(
     cur: aiopg.Cursor, workspace_id: uuid.UUID, keep: Mapping[uuid.UUID, uuid.UUID | None]
 ) -> None:
-    """Each idea of `keep` keeps no owner participant but the one given (None: none)."""
+    """Each idea of `keep` keeps no owner participant but the one given (None: none). Two
+    arrays, not a join with a set-returning function: the planner takes a function for 100 rows,
+    and a seed's 50,000 ideas became 50,000 scans of the participants."""
     await cur.execute(
-        "DELETE FROM ideas.participants p USING jsonb_each_text(%s::jsonb) k"
-        " WHERE p.workspace_id = %s AND p.idea_id = k.key::uuid AND p.role = 'owner'"
-        " AND p.id IS DISTINCT FROM k.value::uuid",
-        (_rows({str(i): p for i, p in keep.items()}), workspace_id),
+        "DELETE FROM ideas.participants p WHERE p.workspace_id = %s AND p.idea_id = ANY(%s)"
+        " AND p.role = 'owner' AND p.id <> ALL(%s)",
+        (workspace_id, sorted(keep), sorted(p for p in keep.values() if p is not None)),
     )
 
 
