@@ -13,6 +13,7 @@ import sys
 AREAS = (
     "gateway",
     "ideas",
+    "signals",
     "customers",
     "webhooks",
     "analytics",
