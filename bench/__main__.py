@@ -13,6 +13,7 @@ import sys
 AREAS = (
     "ideas",
     "comments",
+    "signals",
     "customers",
     "webhooks",
     "analytics",

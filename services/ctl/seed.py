@@ -1,8 +1,8 @@
-"""`ideasctl seed`: deterministic, realistic data for every resource of one workspace, by COPY.
+"""`ideasctl seed`: deterministic, realistic data for every resource of one workspace.
 
-Ideas are generated in chunks; each chunk's rows (ideas, votes, decisions, signals, evidence,
-participants, meetings, tickets, tags, customer links) go to PostgreSQL with COPY, in an order
-that satisfies the foreign keys. Customers are written to the customers service's tables, and
+Ideas are generated in chunks; each chunk's ideas, votes, decisions, tags and customer links go
+to PostgreSQL with COPY, its evidence, participants, meetings, tickets and signals through the
+ideas service's storage functions, a chunk's rows in one call each (seed_rows.py). Customers are written to the customers service's tables, and
 each idea's totalCustomerARR and customer count are computed here from the same links, so the
 projection starts consistent (its tables are filled too when they exist).
 """
@@ -41,6 +41,7 @@ class Seeder:
         self.rng = random.Random(seed)
         self.now = datetime.now(UTC).replace(microsecond=0)
         self.counts: dict[str, int] = {}
+        self.cur: Any = SyncCursor(conn)  # the ideas service's storage functions run on it
 
     def uid(self) -> uuid.UUID:
         return uuid.UUID(int=self.rng.getrandbits(128) ^ self.ws.int, version=4)
@@ -63,7 +64,7 @@ class Seeder:
         # routes' way in), on this transaction's connection: the workspace's state and its
         # default stages only when the workspace is new to the service (a stage it deleted
         # does not come back), tags, products, members and decision owners.
-        store: Any = SyncCursor(self.conn)
+        store = self.cur
         run(create_state(store, self.ws))
         self.stages = [
             r["id"]
@@ -140,9 +141,11 @@ class Seeder:
             owner = run(members.owner_columns(store, self.ws, found or member_id))
             self.members.append((owner["decision_owner_name"], owner["decision_owner_email"]))
             self.owners[owner["decision_owner_email"]] = owner
+        self.member_ids = [self.owners[email]["decision_owner_id"] for _, email in self.members]
 
     def customers(self, m: int) -> None:
         self.customer_arr: list[tuple[uuid.UUID, float | None, datetime]] = []
+        self.contacts: dict[uuid.UUID, tuple[str, str]] = {}  # id -> (e-mail, domain)
         self.has_projection = self._has_table("ideas", "customer_arr")
         if not self._has_table("customers", "customers"):
             return  # the customers service is not part of this build
@@ -155,6 +158,7 @@ class Seeder:
             cid = self.uid()
             created = self.now - timedelta(days=self.rng.uniform(0, DAYS + 180))
             self.customer_arr.append((cid, arr, created))
+            self.contacts[cid] = (f"billing@{domain}", domain)
             lines.append(
                 _line(
                     (
@@ -237,14 +241,14 @@ def seed(
         seeder.customers(customers)
         bulk = ideas >= BULK
         rebuild = drop_indexes(conn) if bulk else []
-        if bulk:
-            set_rollup_triggers(conn, enabled=False)
+        if bulk:  # the signals' figures are updates of the ideas: those triggers too
+            set_rollup_triggers(conn, enabled=False, inserts_only=False)
         seeder.ideas(ideas)
         with conn.cursor() as cur:
             for definition in rebuild:
                 cur.execute(definition)
         if bulk:
-            set_rollup_triggers(conn, enabled=True)
+            set_rollup_triggers(conn, enabled=True, inserts_only=False)
             with conn.cursor() as cur:
                 cur.execute("SELECT ideas.rebuild_rollups(%s)", (seeder.ws,))
     c = seeder.counts

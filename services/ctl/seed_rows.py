@@ -1,4 +1,11 @@
-"""One chunk of seeded ideas and every row that hangs off them, as COPY text lines."""
+"""One chunk of seeded ideas and every row that hangs off them.
+
+The ideas, their votes, decisions, tags and customer links go by COPY; their evidence,
+participants, meetings, support tickets and signals through the ideas service's storage
+functions (evidence.py, signals.py), a chunk's rows in one call each, so that the figures those
+write on the ideas (the evidence count, the signal figures, the owner participant, the customer
+match) are the API's own.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +13,13 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
+from services.ideas import evidence, signals
+from services.ideas.evidence import NewEvidence, NewMeeting, NewParticipant, NewTicket
+from services.ideas.signals import NewSignal
 from services.ideas.store import DECIDED, fold_title, rice_priority, rice_score
 
 from . import seed_data as d
+from .sync_cursor import run
 
 N = "\\N"
 IDEA_COLS = (
@@ -22,6 +33,7 @@ IDEA_COLS = (
     " shipped_at, product_id, roadmap_stage_id, actionable, author_name, author_id, raw_input,"
     " created_at, updated_at, decision_owner_id"
 )
+COL = {c.strip(): n for n, c in enumerate(IDEA_COLS.split(","))}
 
 
 def line(values: Iterable[Any]) -> str:
@@ -38,22 +50,15 @@ class IdeaRows:
     def __init__(self, seeder: Any, start: datetime, first: int) -> None:
         self.s, self.rng, self.ws, self.first = seeder, seeder.rng, seeder.ws, first
         self.now = seeder.now
-        self.t: dict[str, list[str]] = {
-            k: []
-            for k in (
-                "ideas",
-                "votes",
-                "decisions",
-                "signals",
-                "evidence",
-                "participants",
-                "meetings",
-                "tickets",
-                "tags",
-                "links",
-                "plinks",
-            )
-        }
+        self.t: dict[str, list[str]] = {k: [] for k in ("votes", "decisions", "tags", "links")}
+        self.ideas: list[list[Any]] = []
+        self.signals: list[NewSignal] = []
+        self.evidence: list[NewEvidence] = []
+        self.owners: list[NewParticipant] = []
+        self.participants: list[NewParticipant] = []
+        self.meetings: list[NewMeeting] = []
+        self.tickets: list[NewTicket] = []
+        self.deleted: set[Any] = set()
         self.statuses = _weighted(d.STATUSES)
         self.sources = _weighted(d.SOURCES)
         self.categories = _weighted(d.CATEGORIES)
@@ -69,8 +74,11 @@ class IdeaRows:
         age = (self.now - created).total_seconds()
         activity = created + timedelta(seconds=rng.random() * age)
         votes = self.votes(idea, created, age)
-        sig_count, last_sig, platforms, avg_sent = self.signals(idea, created, age, source)
+        arr, customers = self.links(idea, created)
+        self.add_signals(idea, created, age, source, customers)
         rice = self.rice()
+        if status == "deleted":
+            self.deleted.add(idea)
         decided_at = shipped_at = closure = reason = owner = deadline = None
         cols: dict[str, Any] | None = None
         if status in DECIDED or status == "deleted":
@@ -91,10 +99,9 @@ class IdeaRows:
             else None
         )
         issue = f"{dest.upper()}-{self.first + j}" if dest else None
-        arr, ncust = self.links(idea, created)
-        evidence = self.extras(idea, created, age, owner)
-        self.t["ideas"].append(
-            line(
+        self.extras(idea, created, age, owner)
+        self.ideas.append(
+            list(
                 (
                     self.ws,
                     idea,
@@ -117,10 +124,10 @@ class IdeaRows:
                     votes,
                     rng.randint(0, 5) if rng.random() < 0.2 else 0,
                     rng.randint(0, 3),
-                    sig_count,
+                    0,  # the signals' figures: signals.figures or signals.add
                     *rice,
                     rng.uniform(0, 100) if rng.random() < 0.4 else None,
-                    evidence,
+                    None,  # the evidence count: evidence.evidence_counts
                     reason,
                     decided_at,
                     closure,
@@ -128,11 +135,11 @@ class IdeaRows:
                     cols["decision_owner_email"] if cols else None,
                     deadline,
                     arr,
-                    ncust,
-                    max(activity, last_sig or activity),
-                    last_sig,
-                    platforms,
-                    avg_sent,
+                    len(customers),
+                    activity,
+                    None,
+                    0,
+                    None,
                     shipped_at,
                     rng.choice(s.products) if rng.random() < 0.7 else None,
                     rng.choice(s.stages) if status in ("planned", "in_progress") else None,
@@ -158,42 +165,38 @@ class IdeaRows:
             self.t["votes"].append(line((self.ws, idea, f"user-{v}", value, when)))
         return total
 
-    def signals(
-        self, idea: Any, created: datetime, age: float, source: str
-    ) -> tuple[int, Any, int, Any]:
+    def add_signals(
+        self, idea: Any, created: datetime, age: float, source: str, customers: list[Any]
+    ) -> None:
+        """The idea's signals, a third of them from people at its linked customers (by the
+        customer's own e-mail or one of its domain: the customer match finds them)."""
         rng = self.rng
         if rng.random() > 0.3:
-            return 0, None, 0, None
-        last, platforms, scores = None, set(), []
+            return
         for _ in range(rng.randint(1, 3)):
             when = created + timedelta(seconds=rng.random() * age)
             platform = source if rng.random() < 0.5 else rng.choice(d.SOURCES)[0]
             label, score = rng.choice(d.SENTIMENTS)
-            score = max(-1.0, min(1.0, score + rng.uniform(-0.3, 0.3)))
             name, email = self.s.person()
-            self.t["signals"].append(
-                line(
-                    (
-                        self.ws,
-                        self.s.uid(),
-                        idea,
-                        platform,
-                        f"u{rng.randint(1, 9999)}",
-                        name,
-                        email,
-                        "Another customer asked about this.",
-                        rng.uniform(0.75, 1.0),
-                        label,
-                        score,
-                        when,
-                        when,
-                    )
+            if customers and rng.random() < 0.33:
+                own, domain = self.s.contacts[rng.choice(customers)]
+                email = own if rng.random() < 0.5 else email.replace("example.com", domain)
+            self.signals.append(
+                NewSignal(
+                    idea,
+                    platform,
+                    "Another customer asked about this.",
+                    f"u{rng.randint(1, 9999)}",
+                    name,
+                    email,
+                    rng.uniform(0.75, 1.0),
+                    label,
+                    max(-1.0, min(1.0, score + rng.uniform(-0.3, 0.3))),
+                    when,
+                    self.s.uid(),
+                    recorded_at=when,
                 )
             )
-            last = when if last is None or when > last else last
-            platforms.add(platform)
-            scores.append(score)
-        return len(scores), last, len(platforms), sum(scores) / len(scores)
 
     def rice(self) -> tuple[Any, ...]:
         if self.rng.random() > 0.35:
@@ -231,102 +234,107 @@ class IdeaRows:
             )
         )
 
-    def links(self, idea: Any, created: datetime) -> tuple[Any, int]:
+    def links(self, idea: Any, created: datetime) -> tuple[Any, list[Any]]:
+        """The idea's linked customers and their total ARR."""
         if not self.s.customer_arr or self.rng.random() > 0.25:
-            return None, 0
+            return None, []
         chosen = {
             self.rng.randrange(len(self.s.customer_arr)) for _ in range(self.rng.randint(1, 3))
         }
-        total = None
+        total, customers = None, []
         for n in sorted(chosen):
             cid, arr, _ = self.s.customer_arr[n]
+            customers.append(cid)
             self.t["links"].append(line((self.ws, idea, cid, created)))
             if arr is not None:
                 total = (total or 0.0) + arr
-        return total, len(chosen)
+        return total, customers
 
-    def extras(self, idea: Any, created: datetime, age: float, owner: Any) -> int | None:
-        """Tags, evidence, participants, meetings and tickets; returns the evidence count."""
+    def extras(self, idea: Any, created: datetime, age: float, owner: Any) -> None:
+        """Tags, evidence, participants (the decision owner's always), meetings and tickets."""
         rng, s = self.rng, self.s
         for tag in {rng.choice(s.tags) for _ in range(rng.choice((0, 0, 1, 1, 2)))}:
             self.t["tags"].append(line((self.ws, idea, tag)))
         n_ev = rng.choice((0, 0, 0, 0, 1, 2)) if rng.random() < 0.5 else 0
         for k in range(n_ev):
             kind = rng.choice(d.EVIDENCE_TYPES)
-            self.t["evidence"].append(
-                line(
-                    (
-                        self.ws,
-                        s.uid(),
-                        idea,
-                        kind,
-                        f"{kind.replace('_', ' ').title()} {k + 1}",
-                        f"https://docs.example.com/{idea}/{k}",
-                        "Supporting material from a customer.",
-                        created + timedelta(seconds=rng.random() * age),
-                    )
+            self.evidence.append(
+                NewEvidence(
+                    idea,
+                    kind,
+                    f"{kind.replace('_', ' ').title()} {k + 1}",
+                    f"https://docs.example.com/{idea}/{k}",
+                    "Supporting material from a customer.",
+                    s.uid(),
+                    created + timedelta(seconds=rng.random() * age),
                 )
             )
-        if owner is not None and rng.random() < 0.3:
-            for role in ("owner", "approver", "reviewer"):
-                name, email = owner if role == "owner" else rng.choice(s.members)
+        if owner is not None:
+            # The decision owner is the owner participant (CONTRACT 16): as PATCH
+            # decisionOwnerId makes it; a third of the ideas have an approver and a reviewer.
+            member = s.owners[owner[1]]["decision_owner_id"]
+            people = [("owner", member)]
+            if rng.random() < 0.3:
+                others = rng.sample([m for m in s.member_ids if m != member], 2)
+                people += [("approver", others[0]), ("reviewer", others[1])]
+            for role, who in people:
                 decision = rng.choice(("approved", "rejected", "pending"))
-                self.t["participants"].append(
-                    line(
-                        (
-                            self.ws,
-                            s.uid(),
-                            idea,
-                            name,
-                            email,
-                            role,
-                            decision,
-                            None if decision == "pending" else created + timedelta(days=1),
-                        )
-                    )
+                (self.owners if role == "owner" else self.participants).append(
+                    NewParticipant(idea, who, role, decision, created + timedelta(days=1), s.uid())
                 )
         if rng.random() < 0.05:
-            self.t["meetings"].append(
-                line(
-                    (
-                        self.ws,
-                        s.uid(),
-                        idea,
-                        "Customer call",
-                        created + timedelta(days=2),
-                        "{" + ",".join(f'"{s.person()[0]}"' for _ in range(2)) + "}",
-                        "We discussed this request at length.",
-                        rng.choice(("mentioned", "extracted")),
-                        f"https://meet.example.com/t/{idea}",
-                    )
+            self.meetings.append(
+                NewMeeting(
+                    idea,
+                    "Customer call",
+                    created + timedelta(days=2),
+                    [s.person()[0] for _ in range(2)],
+                    "We discussed this request at length.",
+                    rng.choice(("mentioned", "extracted")),
+                    f"https://meet.example.com/t/{idea}",
+                    s.uid(),
                 )
             )
         if rng.random() < 0.08:
             name, email = s.person()
             platform = rng.choice(d.TICKET_PLATFORMS)
-            self.t["tickets"].append(
-                line(
-                    (
-                        self.ws,
-                        s.uid(),
-                        idea,
-                        platform,
-                        str(rng.randint(10000, 99999)),
-                        "Feature request from support",
-                        rng.choice(("open", "pending", "solved")),
-                        rng.choice(("low", "normal", "high")),
-                        name,
-                        email,
-                        f"https://{platform}.example.com/tickets/{idea}",
-                        created,
-                    )
+            self.tickets.append(
+                NewTicket(
+                    idea,
+                    platform,
+                    str(rng.randint(10000, 99999)),
+                    "Feature request from support",
+                    rng.choice(("open", "pending", "solved")),
+                    rng.choice(("low", "normal", "high")),
+                    name,
+                    email,
+                    f"https://{platform}.example.com/tickets/{idea}",
+                    s.uid(),
+                    created,
                 )
             )
-        return n_ev or None
 
     def flush(self) -> None:
-        c, t = self.s.copy, self.t
-        c("ideas.ideas", IDEA_COLS, t["ideas"])
+        c, t, s, cur = self.s.copy, self.t, self.s, self.s.cur
+        # Evidence and the signals of live ideas go first (no key ties them to the idea row),
+        # so that the ideas are copied with the figures the API keeps, read from those rows by
+        # `evidence_counts` and `signals.figures` (the aggregate of `signals.recount`): no
+        # second write of each idea and its twenty indexes. A deleted idea's signals follow its
+        # row (`signals.add`, which recounts it), so that the analytics rollups leave them out
+        # as they do the API's.
+        run(evidence.insert_evidence(cur, self.ws, self.evidence))
+        counts = run(evidence.evidence_counts(cur, self.ws, [e.idea_id for e in self.evidence]))
+        live = [x for x in self.signals if x.idea_id not in self.deleted]
+        run(signals.insert(cur, self.ws, live))
+        figures = run(signals.figures(cur, self.ws, [x.idea_id for x in live]))
+        for idea in self.ideas:
+            idea[COL["validation_evidence_count"]] = counts.get(idea[1])
+            for col, value in figures.get(idea[1], {}).items():
+                idea[COL[col]] = value
+            last = idea[COL["last_signal_at"]]  # activity: the later of the idea's and its signals'
+            if last is not None and last > idea[COL["last_activity_at"]]:
+                idea[COL["last_activity_at"]] = last
+        c("ideas.ideas", IDEA_COLS, [line(idea) for idea in self.ideas])
         c("ideas.votes", "workspace_id, idea_id, voter, value, created_at", t["votes"])
         c(
             "ideas.decisions",
@@ -334,36 +342,24 @@ class IdeaRows:
             " previous_status, new_status, actor_email, actor_name, source, created_at",
             t["decisions"],
         )
-        c(
-            "ideas.signals",
-            "workspace_id, id, idea_id, platform, user_id, user_name, user_email,"
-            " content, similarity, sentiment, sentiment_score, detected_at, created_at",
-            t["signals"],
-        )
-        c(
-            "ideas.evidence",
-            "workspace_id, id, idea_id, type, title, url, content, created_at",
-            t["evidence"],
-        )
-        c(
-            "ideas.participants",
-            "workspace_id, id, idea_id, name, email, role, decision, decided_at",
-            t["participants"],
-        )
-        c(
-            "ideas.meetings",
-            "workspace_id, id, idea_id, title, meeting_date, participants,"
-            " excerpt, relation, transcript_url",
-            t["meetings"],
-        )
-        c(
-            "ideas.support_tickets",
-            "workspace_id, id, idea_id, platform, external_id, subject,"
-            " status, priority, customer_name, customer_email, url, created_at",
-            t["tickets"],
-        )
         c("ideas.idea_tags", "workspace_id, idea_id, tag_id", t["tags"])
         if t["links"]:
             c("customers.idea_links", "workspace_id, idea_id, customer_id, linked_at", t["links"])
         if self.s.has_projection:
             c("ideas.customer_links", "workspace_id, idea_id, customer_id, linked_at", t["links"])
+        run(evidence.make_owners(cur, self.ws, self.owners))
+        run(evidence.insert_participants(cur, self.ws, self.participants))
+        run(evidence.insert_meetings(cur, self.ws, self.meetings))
+        run(evidence.upsert_tickets(cur, self.ws, self.tickets))
+        run(signals.add(cur, self.ws, [x for x in self.signals if x.idea_id in self.deleted]))
+        for table, rows in (
+            ("ideas.evidence", self.evidence),
+            ("ideas.participants", self.owners + self.participants),
+            ("ideas.meetings", self.meetings),
+            ("ideas.support_tickets", self.tickets),
+            ("ideas.signals", self.signals),
+        ):
+            s.counts[table] = s.counts.get(table, 0) + len(rows)
+        s.counts["signals.matched"] = s.counts.get("signals.matched", 0) + sum(
+            x.customer_id is not None for x in self.signals
+        )

@@ -6,6 +6,11 @@ writes of one idea run one after the other and the idea's own columns they chang
 count, the decision owner) are written with them. Rows are answered in the form the GET lists
 give (subresources.PLAIN).
 
+Each kind of row is written by one function that takes any number of rows in one statement
+(`insert_evidence`, `upsert_tickets`, `insert_meetings`, `insert_participants`, `make_owners`,
+whose rows go over as one JSON array, `jsonb_to_recordset`): the routes pass one row, the seed
+(`ideasctl seed`) a chunk's.
+
 Participants name a member (`member_id`), once per idea (unique index `participants_member`);
 their name and e-mail are the member's. The idea's `owner` participant and its decision owner
 (`decisionOwnerId`) are one fact: `make_owner` and `clear_owner` keep them together, whichever
@@ -15,10 +20,13 @@ side the change comes from.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import aiopg
+import orjson
 import psycopg2
 
 from libs.common import db
@@ -63,14 +71,54 @@ async def _delete(
         raise NotFound(f"{what} not found")
 
 
-async def evidence_count(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID) -> int:
-    return int(
-        await db.fetchval(
+def _rows(items: Any) -> str:
+    return orjson.dumps(items).decode()
+
+
+async def evidence_counts(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_ids: Iterable[uuid.UUID]
+) -> dict[uuid.UUID, int]:
+    """The number of evidence items of each idea (0 for none): `validation.evidenceCount`."""
+    ids = sorted(set(idea_ids))
+    found = {
+        r["idea_id"]: int(r["n"])
+        for r in await db.fetchall(
             cur,
-            "SELECT count(*) FROM ideas.evidence WHERE workspace_id = %s AND idea_id = %s",
-            (workspace_id, idea_id),
+            "SELECT idea_id, count(*) AS n FROM ideas.evidence WHERE workspace_id = %s"
+            " AND idea_id = ANY(%s) GROUP BY idea_id",
+            (workspace_id, ids),
         )
-    )
+    }
+    return {i: found.get(i, 0) for i in ids}
+
+
+async def evidence_count(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID) -> int:
+    return (await evidence_counts(cur, workspace_id, [idea_id]))[idea_id]
+
+
+@dataclass(slots=True)
+class NewEvidence:
+    idea_id: uuid.UUID
+    type: str
+    title: str
+    url: str | None = None
+    content: str | None = None
+    id: uuid.UUID = field(default_factory=uuid.uuid4)
+    created_at: datetime | None = None  # None: now
+
+
+async def insert_evidence(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, items: Sequence[NewEvidence]
+) -> None:
+    """Insert the evidence items; the caller writes each idea's count (`evidence_counts`)."""
+    if items:
+        await cur.execute(
+            "INSERT INTO ideas.evidence (workspace_id, id, idea_id, type, title, url, content,"
+            " created_at) SELECT %s, x.id, x.idea_id, x.type, x.title, x.url, x.content,"
+            " coalesce(x.created_at, now()) FROM jsonb_to_recordset(%s::jsonb) AS x(id uuid,"
+            " idea_id uuid, type text, title text, url text, content text, created_at timestamptz)",
+            (workspace_id, _rows(items)),
+        )
 
 
 async def add_evidence(
@@ -81,18 +129,12 @@ async def add_evidence(
     title: str,
     url: str | None = None,
     content: str | None = None,
-    *,
-    created_at: datetime | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The new evidence's JSON and the idea's columns it changes (the evidence count)."""
-    row_id = uuid.uuid4()
-    await cur.execute(
-        "INSERT INTO ideas.evidence (workspace_id, id, idea_id, type, title, url, content,"
-        " created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, coalesce(%s, now()))",
-        (workspace_id, row_id, idea_id, kind, title, url, content, created_at),
-    )
+    item = NewEvidence(idea_id, kind, title, url, content)
+    await insert_evidence(cur, workspace_id, [item])
     count = await evidence_count(cur, workspace_id, idea_id)
-    return await _one(cur, "evidence", workspace_id, row_id, "Evidence"), {
+    return await _one(cur, "evidence", workspace_id, item.id, "Evidence"), {
         "validation_evidence_count": count
     }
 
@@ -114,6 +156,52 @@ TICKET_COLUMNS = {
 }
 
 
+@dataclass(slots=True)
+class NewTicket:
+    idea_id: uuid.UUID
+    platform: str
+    external_id: str
+    subject: str | None = None
+    status: str | None = None
+    priority: str | None = None
+    customer_name: str | None = None
+    customer_email: str | None = None
+    url: str | None = None
+    id: uuid.UUID = field(default_factory=uuid.uuid4)
+    created_at: datetime | None = None  # None: now
+
+
+async def upsert_tickets(
+    cur: aiopg.Cursor,
+    workspace_id: uuid.UUID,
+    items: Sequence[NewTicket],
+    fields: Iterable[str] = tuple(TICKET_COLUMNS),
+) -> list[uuid.UUID]:
+    """Insert each ticket, or update the given fields (by their API names) of the idea's ticket
+    with its (platform, external id): one row however many arrive at once (the unique index
+    `support_tickets_external` decides; one pair at most once in `items`). The tickets' ids."""
+    if not items:
+        return []
+    cols = [TICKET_COLUMNS[name] for name in fields]  # names are the model's
+    update = ", ".join(f"{c} = EXCLUDED.{c}" for c in cols) or "platform = EXCLUDED.platform"
+    return [
+        r["id"]
+        for r in await db.fetchall(
+            cur,
+            "INSERT INTO ideas.support_tickets AS t (workspace_id, id, idea_id, platform,"
+            " external_id, subject, status, priority, customer_name, customer_email, url,"
+            " created_at) SELECT %s, x.id, x.idea_id, x.platform, x.external_id, x.subject,"
+            " x.status, x.priority, x.customer_name, x.customer_email, x.url,"
+            " coalesce(x.created_at, now()) FROM jsonb_to_recordset(%s::jsonb) AS x(id uuid,"
+            " idea_id uuid, platform text, external_id text, subject text, status text,"
+            " priority text, customer_name text, customer_email text, url text,"
+            " created_at timestamptz) ON CONFLICT (workspace_id, idea_id, platform, external_id)"
+            f" DO UPDATE SET {update} RETURNING t.id",
+            (workspace_id, _rows(items)),
+        )
+    ]
+
+
 async def upsert_ticket(
     cur: aiopg.Cursor,
     workspace_id: uuid.UUID,
@@ -121,23 +209,11 @@ async def upsert_ticket(
     platform: str,
     external_id: str,
     fields: dict[str, Any],
-    *,
-    created_at: datetime | None = None,
 ) -> str:
-    """Insert the ticket, or update the given fields (by their API names) of the idea's ticket
-    with this (platform, external id): one row however many arrive at once (the unique index
-    `support_tickets_external` decides)."""
-    cols = [TICKET_COLUMNS[name] for name in fields]  # names are the model's
-    update = ", ".join(f"{c} = EXCLUDED.{c}" for c in cols) or "platform = EXCLUDED.platform"
-    placeholders = ", ".join(["%s"] * len(cols))
-    row_id = await db.fetchval(
-        cur,
-        "INSERT INTO ideas.support_tickets AS t (workspace_id, id, idea_id, platform,"
-        f" external_id, created_at{''.join(', ' + c for c in cols)})"
-        f" VALUES (%s, %s, %s, %s, %s, coalesce(%s, now()){', ' if cols else ''}{placeholders})"
-        " ON CONFLICT (workspace_id, idea_id, platform, external_id)"
-        f" DO UPDATE SET {update} RETURNING t.id",
-        (workspace_id, uuid.uuid4(), idea_id, platform, external_id, created_at, *fields.values()),
+    """`upsert_tickets` of one ticket with these fields (by their API names); its JSON."""
+    given = {TICKET_COLUMNS[name]: value for name, value in fields.items()}
+    [row_id] = await upsert_tickets(
+        cur, workspace_id, [NewTicket(idea_id, platform, external_id, **given)], fields
     )
     return await _one(cur, "support_tickets", workspace_id, row_id, "Support ticket")
 
@@ -146,6 +222,33 @@ async def delete_ticket(
     cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID, ticket_id: uuid.UUID
 ) -> None:
     await _delete(cur, "ideas.support_tickets", workspace_id, idea_id, ticket_id, "Support ticket")
+
+
+@dataclass(slots=True)
+class NewMeeting:
+    idea_id: uuid.UUID
+    title: str
+    meeting_date: datetime
+    participants: list[str]
+    excerpt: str | None
+    relation: str
+    transcript_url: str | None
+    id: uuid.UUID = field(default_factory=uuid.uuid4)
+
+
+async def insert_meetings(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, items: Sequence[NewMeeting]
+) -> None:
+    if items:
+        await cur.execute(
+            "INSERT INTO ideas.meetings (workspace_id, id, idea_id, title, meeting_date,"
+            " participants, excerpt, relation, transcript_url) SELECT %s, x.id, x.idea_id,"
+            " x.title, x.meeting_date, x.participants, x.excerpt, x.relation, x.transcript_url"
+            " FROM jsonb_to_recordset(%s::jsonb) AS x(id uuid, idea_id uuid, title text,"
+            " meeting_date timestamptz, participants text[], excerpt text, relation text,"
+            " transcript_url text)",
+            (workspace_id, _rows(items)),
+        )
 
 
 async def add_meeting(
@@ -159,24 +262,11 @@ async def add_meeting(
     relation: str,
     transcript_url: str | None,
 ) -> str:
-    row_id = uuid.uuid4()
-    await cur.execute(
-        "INSERT INTO ideas.meetings (workspace_id, id, idea_id, title, meeting_date,"
-        " participants, excerpt, relation, transcript_url)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-        (
-            workspace_id,
-            row_id,
-            idea_id,
-            title,
-            meeting_date,
-            list(participants),
-            excerpt,
-            relation,
-            transcript_url,
-        ),
+    item = NewMeeting(
+        idea_id, title, meeting_date, list(participants), excerpt, relation, transcript_url
     )
-    return await _one(cur, "meetings", workspace_id, row_id, "Meeting")
+    await insert_meetings(cur, workspace_id, [item])
+    return await _one(cur, "meetings", workspace_id, item.id, "Meeting")
 
 
 async def delete_meeting(
@@ -185,66 +275,107 @@ async def delete_meeting(
     await _delete(cur, "ideas.meetings", workspace_id, idea_id, meeting_id, "Meeting")
 
 
-async def _member(cur: aiopg.Cursor, workspace_id: uuid.UUID, member_id: uuid.UUID) -> db.Row:
-    """The member's name and e-mail, held until the transaction ends; 404 unless the
-    workspace's."""
-    row = await db.fetchone(
+@dataclass(slots=True)
+class NewParticipant:
+    idea_id: uuid.UUID
+    member_id: uuid.UUID
+    role: str = "owner"
+    decision: str = "pending"
+    decided_at: datetime | None = None  # kept only with an `approved` or `rejected` decision
+    id: uuid.UUID = field(default_factory=uuid.uuid4)
+
+
+async def _hold_members(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, member_ids: Iterable[uuid.UUID]
+) -> None:
+    """Hold the members (their name and e-mail) until the transaction ends; 404 unless each is
+    the workspace's."""
+    ids = sorted(set(member_ids))
+    found = await db.fetchall(
         cur,
-        "SELECT name, email FROM ideas.members WHERE workspace_id = %s AND id = %s FOR SHARE",
-        (workspace_id, member_id),
+        "SELECT id FROM ideas.members WHERE workspace_id = %s AND id = ANY(%s)"
+        " ORDER BY id FOR SHARE",
+        (workspace_id, ids),
     )
-    if row is None:
+    if len(found) != len(ids):
         raise NotFound("Member not found")
-    return row
+
+
+# The participants of `x` (NewParticipant rows) with their member's name and e-mail.
+PARTICIPANT_ROWS = """INSERT INTO ideas.participants AS p (workspace_id, id, idea_id, member_id,
+    name, email, role, decision, decided_at)
+  SELECT %(ws)s, x.id, x.idea_id, x.member_id, m.name, m.email, x.role, x.decision,
+         CASE WHEN x.decision IN ('approved', 'rejected') THEN x.decided_at END
+    FROM jsonb_to_recordset(%(rows)s::jsonb) AS x(id uuid, idea_id uuid, member_id uuid,
+         role text, decision text, decided_at timestamptz)
+    JOIN ideas.members m ON m.workspace_id = %(ws)s AND m.id = x.member_id"""
 
 
 async def _drop_other_owners(
-    cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID, keep: uuid.UUID | None
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, keep: Mapping[uuid.UUID, uuid.UUID | None]
 ) -> None:
+    """Each idea of `keep` keeps no owner participant but the one given (None: none). Two
+    arrays, not a join with a set-returning function: the planner takes a function for 100 rows,
+    and a seed's 50,000 ideas became 50,000 scans of the participants."""
     await cur.execute(
-        "DELETE FROM ideas.participants WHERE workspace_id = %s AND idea_id = %s"
-        " AND role = 'owner' AND id IS DISTINCT FROM %s",
-        (workspace_id, idea_id, keep),
+        "DELETE FROM ideas.participants p WHERE p.workspace_id = %s AND p.idea_id = ANY(%s)"
+        " AND p.role = 'owner' AND p.id <> ALL(%s)",
+        (workspace_id, sorted(keep), sorted(p for p in keep.values() if p is not None)),
     )
+
+
+async def make_owners(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, items: Sequence[NewParticipant]
+) -> dict[uuid.UUID, uuid.UUID]:
+    """Each item's member becomes its idea's `owner` participant (one item per idea; an existing
+    participant of theirs takes the role, keeping its decision; otherwise a new one with the
+    item's decision); any other owner participant leaves. The caller sets the ideas'
+    decision-owner columns. Returns each idea's owner participant's id."""
+    if not items:
+        return {}
+    await _hold_members(cur, workspace_id, [i.member_id for i in items])
+    for item in items:
+        item.role = "owner"
+    owners = {
+        r["idea_id"]: r["id"]
+        for r in await db.fetchall(
+            cur,
+            PARTICIPANT_ROWS
+            + " ON CONFLICT (workspace_id, idea_id, member_id) WHERE member_id IS NOT NULL"
+            " DO UPDATE SET role = 'owner' RETURNING p.idea_id, p.id",
+            {"ws": workspace_id, "rows": _rows(items)},
+        )
+    }
+    await _drop_other_owners(cur, workspace_id, owners)
+    return owners
 
 
 async def make_owner(
-    cur: aiopg.Cursor,
-    workspace_id: uuid.UUID,
-    idea_id: uuid.UUID,
-    member_id: uuid.UUID,
-    *,
-    decision: str = "pending",
-    decided_at: datetime | None = None,
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID, member_id: uuid.UUID
 ) -> uuid.UUID:
-    """The member becomes the idea's `owner` participant (an existing participant of theirs
-    takes the role, keeping its decision); any other owner participant leaves. The caller sets
-    the idea's decision-owner columns. Returns the participant's id."""
-    member = await _member(cur, workspace_id, member_id)
-    row_id = await db.fetchval(
-        cur,
-        "INSERT INTO ideas.participants AS p (workspace_id, id, idea_id, member_id, name, email,"
-        " role, decision, decided_at) VALUES (%s, %s, %s, %s, %s, %s, 'owner', %s, %s)"
-        " ON CONFLICT (workspace_id, idea_id, member_id) WHERE member_id IS NOT NULL"
-        " DO UPDATE SET role = 'owner' RETURNING p.id",
-        (
-            workspace_id,
-            uuid.uuid4(),
-            idea_id,
-            member_id,
-            member["name"],
-            member["email"],
-            decision,
-            decided_at,
-        ),
-    )
-    await _drop_other_owners(cur, workspace_id, idea_id, row_id)
-    return uuid.UUID(str(row_id))
+    """`make_owners` of one idea: its owner participant's id."""
+    return (await make_owners(cur, workspace_id, [NewParticipant(idea_id, member_id)]))[idea_id]
+
+
+async def insert_participants(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, items: Sequence[NewParticipant]
+) -> None:
+    """Insert the participants as they are (an `owner` among them: see `add_participant`); 404
+    for a member not of the workspace, 409 when a member already takes part in the idea."""
+    if not items:
+        return
+    await _hold_members(cur, workspace_id, [i.member_id for i in items])
+    try:
+        await cur.execute(PARTICIPANT_ROWS, {"ws": workspace_id, "rows": _rows(items)})
+    except psycopg2.Error as err:
+        if db.is_unique_violation(err, "participants_member"):
+            raise Conflict(ALREADY) from None
+        raise
 
 
 async def clear_owner(cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID) -> None:
     """The idea has no decision owner: its owner participant leaves."""
-    await _drop_other_owners(cur, workspace_id, idea_id, None)
+    await _drop_other_owners(cur, workspace_id, {idea_id: None})
 
 
 async def sync_owner(
@@ -264,39 +395,16 @@ async def add_participant(
     idea_id: uuid.UUID,
     member_id: uuid.UUID,
     role: str,
-    *,
-    decision: str = "pending",
-    decided_at: datetime | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The new participant's JSON and the idea's columns it changes (the decision owner, for an
     `owner`); 404 for a member not of the workspace, 409 when the member already takes part."""
-    member = await _member(cur, workspace_id, member_id)
-    row_id = uuid.uuid4()
-    try:
-        await cur.execute(
-            "INSERT INTO ideas.participants (workspace_id, id, idea_id, member_id, name, email,"
-            " role, decision, decided_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                workspace_id,
-                row_id,
-                idea_id,
-                member_id,
-                member["name"],
-                member["email"],
-                role,
-                decision,
-                decided_at if decision in DECIDED else None,
-            ),
-        )
-    except psycopg2.Error as err:
-        if db.is_unique_violation(err, "participants_member"):
-            raise Conflict(ALREADY) from None
-        raise
+    item = NewParticipant(idea_id, member_id, role)
+    await insert_participants(cur, workspace_id, [item])
     sets: dict[str, Any] = {}
     if role == "owner":
-        await _drop_other_owners(cur, workspace_id, idea_id, row_id)
+        await _drop_other_owners(cur, workspace_id, {idea_id: item.id})
         sets = await members.owner_columns(cur, workspace_id, member_id)
-    return await _one(cur, "participants", workspace_id, row_id, "Participant"), sets
+    return await _one(cur, "participants", workspace_id, item.id, "Participant"), sets
 
 
 async def update_participant(
@@ -325,7 +433,7 @@ async def update_participant(
     sets: dict[str, Any] = {}
     new_role = fields.get("role", row["role"])
     if new_role == "owner" and row["role"] != "owner":
-        await _drop_other_owners(cur, workspace_id, idea_id, participant_id)
+        await _drop_other_owners(cur, workspace_id, {idea_id: participant_id})
         if row["member_id"] is not None:
             sets = await members.owner_columns(cur, workspace_id, row["member_id"])
         else:  # recorded before participants named members: the name and e-mail alone

@@ -61,10 +61,13 @@ async def create(cur: aiopg.Cursor, who: Caller, items: list[store.NewIdea]) -> 
         if item.decision_owner_id is not None:
             item.owner = owners[item.decision_owner_id]
     ideas = await store.create_ideas(cur, who.workspace_id, initial_status(who), items)
+    owned = [  # the decision owner is the owner participant
+        evidence.NewParticipant(uuid.UUID(orjson.loads(idea)["id"]), item.decision_owner_id)
+        for item, idea in zip(items, ideas, strict=True)
+        if item.decision_owner_id is not None
+    ]
+    await evidence.make_owners(cur, who.workspace_id, owned)
     for item, idea in zip(items, ideas, strict=True):
-        if item.decision_owner_id is not None:  # the decision owner is the owner participant
-            idea_id = uuid.UUID(orjson.loads(idea)["id"])
-            await evidence.make_owner(cur, who.workspace_id, idea_id, item.decision_owner_id)
         # The author rides beside the body, for the automation payload (docs/webhooks.md).
         author = {AUTHOR_HEADER: item.author_name} if item.author_name is not None else None
         await emit(cur, who, "idea.created", idea, author)

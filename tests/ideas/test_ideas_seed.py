@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from tests.ideas.test_signals import FIGURES, all_signals, close, expected, linked
 from tests.support.api import Api
 from tests.support.processes import ROOT, System
 
@@ -191,3 +192,87 @@ async def test_seed_writes_members_and_owners_as_the_api_does(
     assert len(members_b) == 12 and mine in members_b
     theirs = await owned(b.api, busy["email"])
     assert theirs and {i["decisionOwnerName"] for i in theirs} == {"Made Through The API"}
+
+
+async def test_seed_writes_the_evidence_through_the_routes_storage(
+    system: System, new_workspace
+) -> None:
+    """The seed writes signals, evidence, participants, meetings and tickets through the storage
+    functions of the routes: each idea's signal figures and evidence count agree with its rows,
+    its decision owner is its one owner participant, a seeded signal from a customer's e-mail or
+    domain carries that customer as `autoLinkedCustomerId` and the customer is linked to the
+    idea, a seeded ticket posted again through the API is updated in place, and deleting a
+    seeded signal takes its part back."""
+    ws = await new_workspace()
+    await ctl(system, "seed", "--workspace", ws.id, "--ideas", "300", "--customers", "20")
+    api = ws.api
+    customers = (await api.get("/api/v1/customers", params={"limit": 100})).data
+    assert len(customers) == 20
+    by_email = {c["email"].lower(): c["id"] for c in customers}
+    by_domain = {c["domain"].lower(): c["id"] for c in customers}
+    owned = {}  # idea id -> the member whose e-mail the decision_owner filter finds
+    for m in (await api.get("/api/v1/members")).data:
+        r = await api.get("/api/v1/ideas", params={"decision_owner": m["email"], "limit": 100})
+        assert r.json["pagination"]["nextCursor"] is None
+        owned.update({i["id"]: m for i in r.data})
+    ideas, cursor = [], None
+    while True:
+        r = await api.get("/api/v1/ideas", params={"limit": 100, "cursor": cursor})
+        ideas += r.data
+        if (cursor := r.json["pagination"]["nextCursor"]) is None:
+            break
+    seen = {"signals": 0, "matched": 0, "evidence": 0, "owners": 0, "crowds": 0, "tickets": 0}
+    ticket: tuple[str, dict[str, Any]] | None = None
+    twice: tuple[str, list[dict[str, Any]]] | None = None
+    for idea in ideas:
+        signals = await all_signals(api, idea["id"])
+        assert close(expected(signals), {k: idea[k] for k in FIGURES}), idea["id"]
+        seen["signals"] += len(signals)
+        if len(signals) > 1:
+            twice = (idea["id"], signals)
+        for s in signals:
+            email = s["userEmail"].lower()
+            want = by_email.get(email) or by_domain.get(email.rpartition("@")[2])
+            assert s["autoLinkedCustomerId"] == want, s
+            if want is not None:
+                seen["matched"] += 1
+                assert want in await linked(api, idea["id"])
+        evidence = (await api.get(f"/api/v1/ideas/{idea['id']}/evidence")).data
+        assert idea["validation"]["evidenceCount"] == (len(evidence) or None)
+        seen["evidence"] += len(evidence)
+        people = (await api.get(f"/api/v1/ideas/{idea['id']}/participants")).data
+        assert len({p["email"] for p in people}) == len(people)  # a member takes part once
+        owners = [p for p in people if p["role"] == "owner"]
+        if idea["id"] not in owned:
+            assert owners == [] and idea["decisionOwnerName"] is None
+        else:
+            owner = owned[idea["id"]]
+            assert [(p["name"], p["email"]) for p in owners] == [(owner["name"], owner["email"])]
+            seen["owners"] += 1
+            seen["crowds"] += len(people) == 3
+        for p in people:
+            assert (p["decidedAt"] is None) == (p["decision"] == "pending"), p
+        tickets = (await api.get(f"/api/v1/ideas/{idea['id']}/support-tickets")).data
+        seen["tickets"] += len(tickets)
+        if tickets:
+            ticket = (idea["id"], tickets[0])
+    assert all(seen.values()), seen
+    assert ticket is not None and twice is not None
+    idea_id, t = ticket
+    r = await api.post(
+        f"/api/v1/ideas/{idea_id}/support-tickets",
+        json={
+            "platform": t["platform"],
+            "externalId": t["externalId"],
+            "subject": t["subject"],
+            "status": "closed",
+        },
+    )
+    assert r.status == 200, r.body
+    assert r.data["id"] == t["id"] and r.data["status"] == "closed"
+    assert r.data["customerEmail"] == t["customerEmail"]  # omitted fields keep their values
+    idea_id, signals = twice
+    gone = await api.delete(f"/api/v1/ideas/{idea_id}/signals/{signals[0]['id']}")
+    assert gone.status == 200, gone.body
+    detail = (await api.get(f"/api/v1/ideas/{idea_id}")).data
+    assert close(expected(signals[1:]), {k: detail[k] for k in FIGURES})

@@ -7,6 +7,7 @@ none is given, 404s and isolation, `idea.signal_detected` delivered to a subscri
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -14,9 +15,11 @@ from statistics import mean
 from typing import Any
 
 import jsonschema
+import psycopg2
 
 from tests.mcp.support import call, call_error, mcp_session
 from tests.support.api import Api, Workspace
+from tests.support.processes import ROOT
 from tests.webhooks.support import Receiver, verify
 
 FIGURES = ("signalCount", "lastSignalAt", "uniqueSourceCount", "averageSentiment")
@@ -505,3 +508,39 @@ async def test_customer_match_follows_a_changed_email(ws: Workspace) -> None:
     assert (await record(api, idea["id"], userEmail="old@hooli.example"))[
         "autoLinkedCustomerId"
     ] is None
+
+
+async def test_customers_from_before_the_contacts_match_after_the_rebuild(
+    ws: Workspace, system: Any
+) -> None:
+    """Customers made before ideas migration 0650 have no contact keys in the ideas service:
+    their e-mails match nothing until `ideasctl customers rebuild-projection`, which refills
+    them (the documented upgrade step, docs/ideas.md)."""
+    api = ws.api
+    c = await new_customer(api, email="buyer@umbrella.example", domain="umbrella.example", arr=5)
+    await known(api, [c])
+    conn = psycopg2.connect(system.database_url)
+    with conn, conn.cursor() as cur:  # as before the migration: the table had no rows
+        cur.execute("DELETE FROM ideas.customer_contacts WHERE workspace_id = %s", (ws.id,))
+    conn.close()
+    idea = await new_idea(api, "Before the rebuild")
+    for email in ("buyer@umbrella.example", "dev@umbrella.example"):
+        assert (await record(api, idea["id"], userEmail=email))["autoLinkedCustomerId"] is None
+    out = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "services.ctl",
+        "customers",
+        "rebuild-projection",
+        "--workspace",
+        ws.id,
+        cwd=ROOT,
+        env=system.env(),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await out.communicate()
+    assert out.returncode == 0, err.decode()
+    for email in ("buyer@umbrella.example", "dev@umbrella.example"):
+        assert (await record(api, idea["id"], userEmail=email))["autoLinkedCustomerId"] == c["id"]
+    assert await arr_within(api, idea["id"], 5) <= 1.0
