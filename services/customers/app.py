@@ -16,6 +16,7 @@ from libs.common.web import (
 )
 
 from . import signal_links, views
+from .user_views import setup_internal_routes
 from libs.api.customers.routes import ROUTES
 from libs.api.topology import QUEUES
 from .settings import CustomersSettings
@@ -36,4 +37,5 @@ def create_customers_app(settings: CustomersSettings) -> web.Application:
         )
     )
     mount_routes(app, ROUTES, views)
+    setup_internal_routes(app)
     return app

@@ -174,3 +174,15 @@ async def list_customer_ideas(request: web.Request) -> web.Response:
         scope,
     )
     return json_response({"data": ideas, "pagination": page_info(q.limit, bool(token), token)})
+
+
+# The end users' handlers (user_views.py), mounted from here too.
+from .user_views import (  # noqa: E402
+    create_user,
+    get_user,
+    identify_user,
+    list_users,
+    update_user,
+)
+
+__all__ = ["create_user", "get_user", "identify_user", "list_users", "update_user"]

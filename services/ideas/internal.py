@@ -14,7 +14,7 @@ from libs.common.errors import NotFound
 from libs.common.validation import Body, parse_body, path_uuid
 from libs.common.web import PG_POOL, caller, data_response
 
-from . import store
+from . import end_users, store
 from .render import fragment
 
 
@@ -50,7 +50,16 @@ async def internal_idea_by_number(request: web.Request) -> web.Response:
     return data_response({"id": str(idea_id)})
 
 
+async def internal_vote_counts(request: web.Request) -> web.Response:
+    """`{"data": {userId: n}}`: the ideas each user votes +1 on now (users with none left out)."""
+    who = caller(request)
+    ids = (await parse_body(request, LookupBody)).ids
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        return data_response(await end_users.vote_counts(cur, who.workspace_id, ids))
+
+
 def setup_internal_routes(app: web.Application) -> None:
     app.router.add_get("/internal/ideas/{id}", internal_get_idea)
     app.router.add_post("/internal/ideas/lookup", internal_lookup_ideas)
+    app.router.add_post("/internal/users/vote-counts", internal_vote_counts)
     app.router.add_get("/internal/ideas/number/{number:[0-9]{1,19}}", internal_idea_by_number)

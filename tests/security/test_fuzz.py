@@ -46,6 +46,7 @@ def write_config(where: Path, rec: Records) -> Path:
         "tickets",
         "meetings",
         "participants",
+        "users",
     ):
         (where / f"{name}.dict").write_text("".join(f'"{v}"\n' for v in getattr(rec, name)))
     return where / "schemathesis.toml"

@@ -51,6 +51,7 @@ PATH_KINDS = {
     ("support-tickets", "ticketId"): "tickets",
     ("meetings", "meetingId"): "meetings",
     ("participants", "participantId"): "participants",
+    ("users", "id"): "users",
 }
 
 # A valid body per operation taking one, so that only the key, the scope, the plan or the
@@ -84,6 +85,9 @@ BODIES: dict[str, Any] = {
     "create_customer": {"name": "Matrix customer"},
     "update_customer": {"name": "Renamed by the matrix"},
     "link_customer": {"customerId": "{customers}"},
+    "create_user": {"name": "Matrix user", "customerId": "{customers}"},
+    "identify_user": {"email": "matrix-user@example.com", "customerId": "{customers}"},
+    "update_user": {"name": "Renamed by the matrix", "customerId": "{customers}"},
     "create_tag": {"name": "Matrix tag", "color": "#123abc"},
     "update_tag": {"name": "Renamed by the matrix"},
     "create_product": {"name": "Matrix product", "parentId": "{products}"},
@@ -329,6 +333,7 @@ async def test_route_never_shows_another_workspace(matrix: Matrix, route: Route)
             "products",
             "members",
             "signals",
+            "users",
         )
         for i in getattr(other, kind)
         if i in text

@@ -15,9 +15,18 @@ from .schemas import (
     PageQuery,
     UpdateCustomerRequest,
 )
+from .users import (
+    CreateUserRequest,
+    IdentifyUserRequest,
+    ListUsersQuery,
+    UpdateUserRequest,
+    UserListResponse,
+    UserResponse,
+)
 
 S = "customers"
 C = f"{API}/customers"
+U = f"{API}/users"
 
 # MCP tools (docs/mcp.md), each beside the route it calls.
 LIST_CUSTOMERS = Tool(
@@ -151,5 +160,77 @@ ROUTES = [
         "within a second. A pair that is not linked: 404 `not_found`. A link that a merge "
         "copied to the primary goes like any other (the unmerge then has nothing to remove "
         "for it).",
+    ),
+]
+
+# End users (CONTRACT 17; docs/customers.md, End users).
+ROUTES += [
+    Route(
+        "POST",
+        U,
+        S,
+        "create_user",
+        "customers:write",
+        "Create an end user",
+        tags=("Users",),
+        body=CreateUserRequest,
+        responses={200: UserResponse},
+        description="An end user: someone who asks for ideas and votes (not a team member), "
+        "optionally of a customer. `externalId` and `email` are each unique in the workspace "
+        "(e-mail ignoring case): a second one is 409 `conflict`. An unknown `customerId` is 404.",
+    ),
+    Route(
+        "POST",
+        f"{U}/identify",
+        S,
+        "identify_user",
+        "customers:write",
+        "Identify an end user",
+        tags=("Users",),
+        body=IdentifyUserRequest,
+        responses={200: UserResponse},
+        description="Finds the user by `externalId`, else by `email`, else creates one, then "
+        "applies the given fields; 200 either way. Concurrent identifies of one new user make "
+        "one user. An e-mail or `externalId` that another user has: 409 `conflict`; an "
+        "unknown `customerId`: 404.",
+    ),
+    Route(
+        "GET",
+        U,
+        S,
+        "list_users",
+        "customers:read",
+        "List end users",
+        tags=("Users",),
+        query=ListUsersQuery,
+        responses={200: UserListResponse},
+        description="Newest first. `search` matches name or e-mail (case-insensitive "
+        "substring); `customer_id` keeps one customer's users.",
+    ),
+    Route(
+        "GET",
+        f"{U}/{{id}}",
+        S,
+        "get_user",
+        "customers:read",
+        "Get an end user",
+        tags=("Users",),
+        responses={200: UserResponse},
+        description="The user with `voteCount`, the ideas the user votes +1 on now.",
+    ),
+    Route(
+        "PATCH",
+        f"{U}/{{id}}",
+        S,
+        "update_user",
+        "customers:write",
+        "Update an end user",
+        tags=("Users",),
+        body=UpdateUserRequest,
+        responses={200: UserResponse},
+        description="Omitted fields stay unchanged; `null` clears one. A new `customerId` "
+        "moves the user's company demand: the old customer's links that only this user's "
+        "votes held go, the new customer is linked to the ideas the user votes +1 on "
+        "(`totalCustomerARR` within a second).",
     ),
 ]
