@@ -15,7 +15,7 @@ from libs.common.caller import Caller
 from libs.common.errors import NotFound, ValidationFailed
 from libs.common.messaging import add_event
 
-from . import evidence, members, products, store, tags
+from . import end_users, evidence, members, products, store, tags
 from libs.api.ideas.requests import UpdateIdeaRequest
 from libs.api.webhooks.events import AUTHOR_HEADER
 from .render import IDEA_JSON, fragment
@@ -55,14 +55,22 @@ async def create(cur: aiopg.Cursor, who: Caller, items: list[store.NewIdea]) -> 
     for item in items:
         if item.decision_owner_id is not None:
             item.owner = owners[item.decision_owner_id]
+    # The users the ideas are asked for on behalf of, held (and not erased) until the commit.
+    await end_users.hold_users(cur, who.workspace_id, [i.vote_user for i in items if i.vote_user])
     ideas = await store.create_ideas(cur, who.workspace_id, initial_status(who), items)
     for item, idea in zip(items, ideas):
+        idea_id = uuid.UUID(orjson.loads(idea)["id"])
         if item.decision_owner_id is not None:  # the decision owner is the owner participant
-            idea_id = uuid.UUID(orjson.loads(idea)["id"])
             await evidence.make_owner(cur, who.workspace_id, idea_id, item.decision_owner_id)
         # The author rides beside the body, for the automation payload (docs/webhooks.md).
         author = {AUTHOR_HEADER: item.author_name} if item.author_name is not None else None
         await emit(cur, who, "idea.created", idea, author)
+        if item.vote_user is not None:  # the asking user's +1 (store.create_ideas)
+            voter = end_users.voter(item.vote_user)
+            await emit(cur, who, "idea.voted", idea, vote={"voter": voter, "value": 1})
+            await end_users.vote_changed(
+                cur, who.workspace_id, idea_id, item.vote_user, 1, who.request_id
+            )
     return ideas
 
 
@@ -203,8 +211,17 @@ async def set_status(
 
 
 async def vote(
-    cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID, voter: str, value: int
+    cur: aiopg.Cursor,
+    who: Caller,
+    idea_id: uuid.UUID,
+    voter: str,
+    value: int,
+    user_id: uuid.UUID | None = None,
 ) -> dict[str, Any]:
+    """`voter`'s vote; with `user_id` (voter `user:<userId>`, looked up by the caller), the
+    user is held first (404 once erased) and `vote.changed` goes to the customers service."""
+    if user_id is not None:
+        await end_users.hold_users(cur, who.workspace_id, [user_id])
     await store.lock_ideas(cur, who.workspace_id, [idea_id])
     old = await db.fetchval(
         cur,
@@ -224,11 +241,20 @@ async def vote(
     )
     count, idea = await cur.fetchone()
     await emit(cur, who, "idea.voted", idea, vote={"voter": voter, "value": value})
+    if user_id is not None:
+        await end_users.vote_changed(cur, who.workspace_id, idea_id, user_id, value, who.request_id)
     return {"ideaId": idea_id, "voter": voter, "value": value, "voteCount": count}
 
 
-async def unvote(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID, voter: str) -> dict[str, Any]:
-    """Remove the voter's vote (404 when there is none): `idea.voted` with value 0."""
+async def unvote(
+    cur: aiopg.Cursor,
+    who: Caller,
+    idea_id: uuid.UUID,
+    voter: str,
+    user_id: uuid.UUID | None = None,
+) -> dict[str, Any]:
+    """Remove the voter's vote (404 when there is none): `idea.voted` with value 0, and
+    `vote.changed` for a user's vote."""
     await store.lock_ideas(cur, who.workspace_id, [idea_id])
     old = await db.fetchval(
         cur,
@@ -245,6 +271,8 @@ async def unvote(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID, voter: str)
     )
     count, idea = await cur.fetchone()
     await emit(cur, who, "idea.voted", idea, vote={"voter": voter, "value": 0})
+    if user_id is not None:
+        await end_users.vote_changed(cur, who.workspace_id, idea_id, user_id, 0, who.request_id)
     return {"ideaId": idea_id, "voter": voter, "value": 0, "voteCount": count}
 
 

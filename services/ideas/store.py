@@ -56,6 +56,9 @@ class NewIdea:
     actionable: bool = True
     validation_score: float | None = None
     owner: dict[str, Any] = field(default_factory=dict)
+    # An end user who asks for the idea and votes +1 on it (the caller holds the user:
+    # end_users.hold_users); `author_id` and `author_name` are then the user's.
+    vote_user: uuid.UUID | None = None
 
 
 def fold_title(title: str) -> str:
@@ -82,8 +85,9 @@ def rice_priority(score: float | None) -> str | None:
 INSERT_SQL = f"""INSERT INTO ideas.ideas AS i (workspace_id, id, number, title, summary, status,
   source, category, url, url_key, title_key, author_name, author_id, raw_input, idea_type,
   product_id, decision_owner_id, decision_owner_name, decision_owner_email, decision_deadline,
-  actionable, validation_score)
- VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+  actionable, validation_score, vote_count)
+ VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
+  %s)
  RETURNING {IDEA_JSON}::text"""
 
 
@@ -120,9 +124,16 @@ async def create_ideas(
                 item.decision_deadline,
                 item.actionable,
                 item.validation_score,
+                0 if item.vote_user is None else 1,
             ),
         )
         out.append((await cur.fetchone())[0])
+        if item.vote_user is not None:  # the asking user's +1, counted in the row above
+            await cur.execute(
+                "INSERT INTO ideas.votes (workspace_id, idea_id, voter, value)"
+                " VALUES (%s, %s, %s, 1)",
+                (workspace_id, idea_id, f"user:{item.vote_user}"),
+            )
         if item.tag_ids:
             await tags.put_on(cur, workspace_id, idea_id, item.tag_ids)
     return out

@@ -202,6 +202,12 @@ async def scenario(api: Api, system: System, ws_id: str, hook_url: str) -> dict[
     await api.patch(upath, json={"avatarUrl": "https://cdn.render.example/dana.png"})
     await api.get(upath)
     await api.get("/api/v1/users", params={"search": "dana", "customer_id": customer["id"]})
+    await api.post(f"{path}/vote", json={"userId": user["id"], "value": 1})
+    await api.get(f"{path}/votes")
+    asked = (
+        await api.post(f"{I}/batch", json={"ideas": [{"title": "Asked", "userId": user["id"]}]})
+    ).data["ideas"][0]
+    await api.delete(f"{I}/{asked['id']}/vote", params={"userId": user["id"]})
     await api.post(
         "/api/v1/automation/ideas",
         json={"title": "From chat", "url": "https://c/1", "authorName": "Grace", "source": "slack"},

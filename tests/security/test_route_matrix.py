@@ -63,6 +63,7 @@ BODIES: dict[str, Any] = {
         "tagIds": ["{tags}"],
         "productId": "{products}",
         "decisionOwnerId": "{members}",
+        "userId": "{users}",
     },
     "batch_create_ideas": {"ideas": [{"title": "Matrix idea"}]},
     "batch_update_status": {"ids": ["{ideas}"], "status": "planned"},
@@ -72,7 +73,7 @@ BODIES: dict[str, Any] = {
         "productId": "{products}",
         "decisionOwnerId": "{members}",
     },
-    "vote_idea": {"value": 1},
+    "vote_idea": {"value": 1, "userId": "{users}"},
     "create_signal": {"platform": "matrix", "content": "Matrix signal", "userEmail": "a@b.example"},
     # the primary is another idea than the path's: the same one would be a 400 before any 404
     "merge_idea": {"intoId": "{second_ideas}"},
