@@ -16,7 +16,7 @@ from libs.common.pagination import decode_cursor, page_info
 from libs.common.validation import Body, parse_body, parse_query, path_uuid
 from libs.common.web import PG_POOL, SETTINGS, caller, data_response, json_response
 
-from . import ideas_client, serialize, users
+from . import demand, ideas_client, serialize, users
 from libs.api.customers.users import (
     CreateUserRequest,
     IdentifyUserRequest,
@@ -43,6 +43,10 @@ async def identify_user(request: web.Request) -> web.Response:
     who = caller(request)
     async with db.transaction(request.app[PG_POOL]) as cur:
         written = await users.identify(cur, who.workspace_id, body.model_dump(exclude_unset=True))
+        if written.moved:
+            await demand.moved(
+                cur, who.workspace_id, written.row, written.previous_customer, who.request_id
+            )
     if written.created:
         return data_response(serialize.user(written.row, 0))
     return await _one(request, written.row)
@@ -66,6 +70,10 @@ async def update_user(request: web.Request) -> web.Response:
         written = await users.update(cur, who.workspace_id, user_id, fields)
         if written is None:
             raise NotFound("User not found")
+        if written.moved:
+            await demand.moved(
+                cur, who.workspace_id, written.row, written.previous_customer, who.request_id
+            )
     return await _one(request, written.row)
 
 

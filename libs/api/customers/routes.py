@@ -144,8 +144,9 @@ ROUTES = [
         body=LinkCustomerRequest,
         responses={200: CustomerLinkResponse},
         tool=LINK_CUSTOMER,
-        description="A second link of the same pair: 409 `conflict`. The idea's "
-        "`totalCustomerARR` follows within a second.",
+        description="A second link of the same pair: 409 `conflict`, but a pair that only "
+        "the +1 votes of the customer's users link answers 200 and becomes a direct link, which "
+        "stays when the votes go. The idea's `totalCustomerARR` follows within a second.",
     ),
     Route(
         "DELETE",
@@ -159,7 +160,8 @@ ROUTES = [
         description="Removes the link: the customer's ARR leaves the idea's `totalCustomerARR` "
         "within a second. A pair that is not linked: 404 `not_found`. A link that a merge "
         "copied to the primary goes like any other (the unmerge then has nothing to remove "
-        "for it).",
+        "for it). A link that +1 votes of the customer's users hold too stays, held by them; "
+        "one that only they hold: 409 `conflict`.",
     ),
 ]
 
