@@ -101,6 +101,59 @@ async def list_users(request: web.Request) -> web.Response:
     )
 
 
+async def export_user(request: web.Request) -> web.Response:
+    """Everything held about the user, exactly what DELETE removes or clears: the user, the
+    votes, the comments, the ideas the user asked for, and the signals with the user's e-mail."""
+    user_id = path_uuid(request)
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        row = await users.get(cur, caller(request).workspace_id, user_id)
+    if row is None:
+        raise NotFound("User not found")
+    held = await ideas_client.user_data(request, user_id, row["email"])
+    comments = await ideas_client.user_comments(request, user_id)
+    count = sum(1 for v in held["votes"] if v["value"] == 1)
+    return data_response(
+        {
+            "user": serialize.user(row, count),
+            "votes": held["votes"],
+            "comments": comments,
+            "ideas": held["ideas"],
+            "signals": held["signals"],
+        }
+    )
+
+
+async def delete_user(request: web.Request) -> web.Response:
+    """Erase the user (docs/customers.md, Erasure and export). Each step is idempotent and the
+    user's row goes last, so a call that fails midway (503) is completed by a retry: the ideas
+    service's votes, authorship and signal contacts, the comments, the delivery log's payloads,
+    then the user and the company links only the user's votes held (`users.settle`)."""
+    user_id = path_uuid(request)
+    who = caller(request)
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        row = await users.get(cur, who.workspace_id, user_id)
+    if row is None:
+        raise NotFound("User not found")
+    erased = await ideas_client.erase_user(request, user_id, row["email"])
+    comments = await ideas_client.erase_comments(request, user_id)
+    await ideas_client.redact_deliveries(request, row["email"], row["name"])
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        gone = await users.delete(cur, who.workspace_id, user_id)
+        if gone is None:
+            raise NotFound("User not found")  # erased by a concurrent call meanwhile
+        await demand.settle_later(
+            cur, who.workspace_id, user_id, [gone["customer_id"]], gone["ideas"], who.request_id
+        )
+    return data_response(
+        {
+            "id": user_id,
+            "deleted": True,
+            "votesRemoved": erased["votesRemoved"],
+            "commentsRemoved": comments,
+        }
+    )
+
+
 class LookupBody(Body):
     ids: list[str] = Field(max_length=1000)
 

@@ -262,3 +262,23 @@ def as_uuid(text: str) -> uuid.UUID | None:
         return uuid.UUID(text)
     except ValueError:
         return None
+
+
+async def delete(cur: aiopg.Cursor, ws: uuid.UUID, user_id: uuid.UUID) -> db.Row | None:
+    """Remove the user and this service's record of the user's votes; the user as it was
+    (`customer_id`, and `ideas`: those the user voted +1 on), or None when absent."""
+    row = await db.fetchone(
+        cur,
+        "DELETE FROM customers.users WHERE workspace_id = %s AND id = %s RETURNING customer_id",
+        (ws, user_id),
+    )
+    if row is None:
+        return None
+    voted = await db.fetchall(
+        cur,
+        "DELETE FROM customers.user_votes WHERE workspace_id = %s AND user_id = %s"
+        " RETURNING idea_id, value",
+        (ws, user_id),
+    )
+    ideas = sorted(str(v["idea_id"]) for v in voted if v["value"] == 1)
+    return {"customer_id": row["customer_id"], "ideas": ideas}

@@ -197,10 +197,20 @@ async def list_customer_ideas(request: web.Request) -> web.Response:
 # The end users' handlers (user_views.py), mounted from here too.
 from .user_views import (  # noqa: E402
     create_user,
+    delete_user,
+    export_user,
     get_user,
     identify_user,
     list_users,
     update_user,
 )
 
-__all__ = ["create_user", "get_user", "identify_user", "list_users", "update_user"]
+__all__ = [
+    "create_user",
+    "delete_user",
+    "export_user",
+    "get_user",
+    "identify_user",
+    "list_users",
+    "update_user",
+]

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
+from typing import Any
 
 import aiopg
 
 from libs.common import db
+from libs.common.caller import Caller
 from libs.common.errors import NotFound
 from libs.common.messaging import add_event
+
+from .render import IDEA_JSON, fragment
 
 
 def voter(user_id: uuid.UUID | str) -> str:
@@ -117,3 +121,125 @@ async def resync(
     )
     for r in rows:
         await vote_changed(cur, ws, r["idea_id"], r["user_id"], r["value"], request_id)
+
+
+# A Signal with its idea's id after its own fields: the export's `signals` items.
+USER_SIGNAL_JSON = (
+    "left(ideas.signal_json(s)::text, -1) || ',\"ideaId\":' || to_json(s.idea_id)::text || '}'"
+)
+
+
+async def export(
+    cur: aiopg.Cursor, ws: uuid.UUID, user_id: uuid.UUID, email: str | None
+) -> dict[str, Any]:
+    """What the service holds about the user, exactly what `erase` removes or clears: the
+    user's votes (oldest first), the ideas the user asked for (oldest first), and the signals
+    whose `userEmail` is the user's e-mail (ignoring case; oldest first)."""
+    votes = await db.fetchall(
+        cur,
+        'SELECT idea_id AS "ideaId", value, created_at AS "createdAt" FROM ideas.votes'
+        " WHERE workspace_id = %s AND user_id = %s ORDER BY created_at, idea_id",
+        (ws, user_id),
+    )
+    ideas = await db.fetchall(
+        cur,
+        f"SELECT {IDEA_JSON}::text AS json FROM ideas.ideas i"
+        " WHERE i.workspace_id = %s AND i.author_id = %s ORDER BY i.created_at, i.id",
+        (ws, str(user_id)),
+    )
+    signals: list[db.Row] = []
+    if email is not None:
+        signals = await db.fetchall(
+            cur,
+            f"SELECT {USER_SIGNAL_JSON} AS json FROM ideas.signals s WHERE s.workspace_id = %s"
+            " AND lower(s.user_email) = lower(%s) ORDER BY s.created_at, s.id",
+            (ws, email),
+        )
+    return {
+        "votes": [dict(v) for v in votes],
+        "ideas": [fragment(r["json"]) for r in ideas],
+        "signals": [fragment(r["json"]) for r in signals],
+    }
+
+
+async def _lock_voted_ideas(cur: aiopg.Cursor, ws: uuid.UUID, user_id: uuid.UUID) -> None:
+    """Lock every idea the user has a vote on. Votes move only under their ideas' locks (a
+    merge), so the set is read again after each round of locks until it holds still."""
+    held: set[uuid.UUID] = set()
+    while True:
+        rows = await db.fetchall(
+            cur,
+            "SELECT DISTINCT idea_id FROM ideas.votes WHERE workspace_id = %s AND user_id = %s",
+            (ws, user_id),
+        )
+        new = {r["idea_id"] for r in rows} - held
+        if not new:
+            return
+        await db.fetchall(
+            cur,
+            "SELECT id FROM ideas.ideas WHERE workspace_id = %s AND id = ANY(%s::uuid[])"
+            " ORDER BY id FOR UPDATE",
+            (ws, [str(i) for i in new]),
+        )
+        held |= new
+
+
+async def erase(
+    cur: aiopg.Cursor, who: Caller, user_id: uuid.UUID, email: str | None
+) -> dict[str, int]:
+    """Erase what the service holds about the user (CONTRACT 17): the votes (each idea's
+    `voteCount` follows, `idea.voted` with value 0 and `vote.changed` for each), the votes a
+    merge recorded for an unmerge to give back, the authorship of the ideas the user asked for
+    (`sourceUserId`, `sourceUserName` null; the ideas stay), and the contact fields of the
+    signals whose `userEmail` is the user's e-mail. The user is recorded as erased first,
+    under the user's exclusive lock, so a vote on the user's behalf that was looked up before
+    is refused (`hold_users`). Applied again, it finds nothing more to remove."""
+    ws = who.workspace_id
+    await hold_users(cur, ws, [user_id], erase=True)
+    await cur.execute(
+        "INSERT INTO ideas.erased_users (workspace_id, user_id) VALUES (%s, %s)"
+        " ON CONFLICT DO NOTHING",
+        (ws, user_id),
+    )
+    await _lock_voted_ideas(cur, ws, user_id)
+    removed = await db.fetchall(
+        cur,
+        "DELETE FROM ideas.votes WHERE workspace_id = %s AND user_id = %s RETURNING idea_id, value",
+        (ws, user_id),
+    )
+    for vote in sorted(removed, key=lambda r: str(r["idea_id"])):
+        await cur.execute(
+            "UPDATE ideas.ideas i SET vote_count = vote_count - %s"
+            f" WHERE workspace_id = %s AND id = %s RETURNING {IDEA_JSON}::text",
+            (vote["value"], ws, vote["idea_id"]),
+        )
+        idea = (await cur.fetchone())[0]
+        await add_event(
+            cur,
+            "ideas",
+            "idea.voted",
+            ws,
+            {"idea": fragment(idea), "vote": {"voter": voter(user_id), "value": 0}},
+            who.request_id,
+        )
+        await vote_changed(cur, ws, vote["idea_id"], user_id, 0, who.request_id)
+    await cur.execute(
+        "DELETE FROM ideas.merge_votes mv USING ideas.merges m"
+        " WHERE m.workspace_id = %s AND mv.merge_id = m.id AND mv.voter = %s",
+        (ws, voter(user_id)),
+    )
+    await cur.execute(
+        "UPDATE ideas.ideas SET author_id = NULL, author_name = NULL"
+        " WHERE workspace_id = %s AND author_id = %s",
+        (ws, str(user_id)),
+    )
+    ideas = cur.rowcount
+    signals = 0
+    if email is not None:
+        await cur.execute(
+            "UPDATE ideas.signals SET user_id = NULL, user_name = NULL, user_email = NULL"
+            " WHERE workspace_id = %s AND lower(user_email) = lower(%s)",
+            (ws, email),
+        )
+        signals = cur.rowcount
+    return {"votesRemoved": len(removed), "ideas": ideas, "signals": signals}

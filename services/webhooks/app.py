@@ -19,6 +19,7 @@ from libs.common.web import (
 )
 
 from . import views
+from .erasure import setup_internal_routes
 from libs.api.webhooks.routes import ROUTES
 from libs.api.topology import QUEUES
 from .views import PINGER
@@ -87,4 +88,5 @@ def create_webhooks_app(settings: WebhooksSettings) -> web.Application:
     app.cleanup_ctx.append(dispatcher_context)
     app.cleanup_ctx.append(retention_context(lambda a: a[PG_POOL], RETENTION))
     mount_routes(app, ROUTES, views)
+    setup_internal_routes(app)
     return app

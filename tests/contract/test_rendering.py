@@ -208,6 +208,15 @@ async def scenario(api: Api, system: System, ws_id: str, hook_url: str) -> dict[
         await api.post(f"{I}/batch", json={"ideas": [{"title": "Asked", "userId": user["id"]}]})
     ).data["ideas"][0]
     await api.delete(f"{I}/{asked['id']}/vote", params={"userId": user["id"]})
+    await api.post(f"{I}/{asked['id']}/vote", json={"userId": user["id"], "value": -1})
+    gone = (await api.post("/api/v1/users", json={"name": "Gone", "email": "gone@r.example"})).data
+    await api.post(f"{I}/{asked['id']}/vote", json={"userId": gone["id"]})
+    await api.post(
+        f"{I}/{asked['id']}/signals",
+        json={"platform": "chat", "userEmail": "gone@r.example", "userName": "Gone"},
+    )
+    await api.get(f"/api/v1/users/{gone['id']}/export")
+    await api.delete(f"/api/v1/users/{gone['id']}")
     await api.post(
         "/api/v1/automation/ideas",
         json={"title": "From chat", "url": "https://c/1", "authorName": "Grace", "source": "slack"},

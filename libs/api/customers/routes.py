@@ -20,6 +20,8 @@ from .users import (
     IdentifyUserRequest,
     ListUsersQuery,
     UpdateUserRequest,
+    UserDeletedResponse,
+    UserExportResponse,
     UserListResponse,
     UserResponse,
 )
@@ -234,5 +236,34 @@ ROUTES += [
         "moves the user's company demand: the old customer's links that only this user's "
         "votes held go, the new customer is linked to the ideas the user votes +1 on "
         "(`totalCustomerARR` within a second).",
+    ),
+    Route(
+        "DELETE",
+        f"{U}/{{id}}",
+        S,
+        "delete_user",
+        "customers:write",
+        "Erase an end user",
+        tags=("Users",),
+        responses={200: UserDeletedResponse},
+        description="Removes the user, their votes (each idea's `voteCount` follows, and "
+        "company links held only by their votes go) and their comments (replies to them stay); "
+        "ideas they asked for stay with `sourceUserId` and `sourceUserName` null; signals whose "
+        "`userEmail` is the user's e-mail get `userId`, `userName` and `userEmail` null; the "
+        "webhook delivery log's payloads that carry the e-mail or the name are redacted. The "
+        "user is then 404 everywhere, and the e-mail can be used again.",
+    ),
+    Route(
+        "GET",
+        f"{U}/{{id}}/export",
+        S,
+        "export_user",
+        "customers:read",
+        "Export everything about an end user",
+        tags=("Users",),
+        responses={200: UserExportResponse},
+        description="Exactly what `DELETE /users/{id}` removes or clears: the user, their "
+        "votes (oldest first), their comments, the ideas they asked for and the signals that "
+        "carry their e-mail.",
     ),
 ]
