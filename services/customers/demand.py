@@ -56,10 +56,12 @@ async def settle(
     idea_id: uuid.UUID | str,
     customer_ids: Iterable[Any],
     request_id: str | None = None,
+    emit: bool = True,
 ) -> None:
     """Make the idea's links of these customers agree with their users' votes: a link held by
     a vote and absent is made (not direct: `link.created`); one that is not direct and that no
-    vote holds any more goes (`link.deleted`); a direct link is left as it is."""
+    vote holds any more goes (`link.deleted`); a direct link is left as it is. Without `emit`
+    (`ideasctl seed`, which fills the ideas projection itself) no event is written."""
     customers = sorted({str(c) for c in customer_ids if c is not None})
     if not customers:
         return
@@ -70,6 +72,8 @@ async def settle(
         if vote and link is None:
             made = await links.insert(cur, ws, idea_id, customer_id, direct=False)
             assert made is not None  # absent under the exclusive lock
+            if not emit:
+                continue
             await events.link_created(
                 cur,
                 ws,
@@ -82,6 +86,8 @@ async def settle(
             )
         elif not vote and link is not None and not link["direct"]:
             await links.remove(cur, ws, idea_id, customer_id)
+            if not emit:
+                continue
             await events.link_deleted(
                 cur,
                 ws,
@@ -108,6 +114,26 @@ async def on_vote(cur: aiopg.Cursor, ws: uuid.UUID, data: dict[str, Any]) -> Non
     )
     if newer and user["customer_id"] is not None:
         await settle(cur, ws, data["ideaId"], [user["customer_id"]])
+
+
+async def record_votes(
+    cur: aiopg.Cursor, ws: uuid.UUID, votes: list[tuple[Any, Any, int, int]]
+) -> None:
+    """Users' votes (user, idea, value, version) as `vote.changed` brings them, written
+    directly (`ideasctl seed`), and the links they hold settled without events."""
+    for user_id, idea_id, value, version in votes:
+        await cur.execute(UPSERT_VOTE, (ws, user_id, idea_id, value, version))
+        await cur.fetchall()
+    pairs = await db.fetchall(
+        cur,
+        "SELECT DISTINCT v.idea_id, u.customer_id FROM unnest(%s::uuid[]) AS t(user_id)"
+        " JOIN customers.user_votes v ON v.workspace_id = %s AND v.user_id = t.user_id"
+        " JOIN customers.users u ON u.workspace_id = v.workspace_id AND u.id = v.user_id"
+        " WHERE u.customer_id IS NOT NULL ORDER BY 1, 2",
+        (sorted({str(v[0]) for v in votes}), ws),
+    )
+    for pair in pairs:
+        await settle(cur, ws, pair["idea_id"], [pair["customer_id"]], emit=False)
 
 
 async def upvoted_ideas(cur: aiopg.Cursor, ws: uuid.UUID, user_id: uuid.UUID) -> list[str]:

@@ -243,3 +243,30 @@ async def erase(
         )
         signals = cur.rowcount
     return {"votesRemoved": len(removed), "ideas": ideas, "signals": signals}
+
+
+async def record_votes(
+    cur: aiopg.Cursor, ws: uuid.UUID, votes: list[tuple[uuid.UUID, uuid.UUID, int]]
+) -> list[int]:
+    """Votes on users' behalf (idea, user, value) written directly, without events (`ideasctl
+    seed`): each upserted and its idea's `voteCount` adjusted as a vote does; the version of
+    each (`ideas.vote_versions`), for the customers service's record of them."""
+    versions = []
+    for idea_id, user_id, value in votes:
+        old = await db.fetchval(
+            cur,
+            "SELECT value FROM ideas.votes WHERE workspace_id = %s AND idea_id = %s AND voter = %s",
+            (ws, idea_id, voter(user_id)),
+        )
+        await cur.execute(
+            "INSERT INTO ideas.votes (workspace_id, idea_id, voter, value) VALUES (%s, %s, %s, %s)"
+            " ON CONFLICT (workspace_id, idea_id, voter)"
+            " DO UPDATE SET value = EXCLUDED.value, created_at = now(), merge_id = NULL",
+            (ws, idea_id, voter(user_id), value),
+        )
+        await cur.execute(
+            "UPDATE ideas.ideas SET vote_count = vote_count + %s WHERE workspace_id = %s AND id = %s",
+            (value - (old or 0), ws, idea_id),
+        )
+        versions.append(await db.fetchval(cur, "SELECT nextval('ideas.vote_versions')"))
+    return versions
