@@ -21,7 +21,7 @@ from .sync_cursor import SyncCursor, run
 
 # Users per customer (1 to this), at most this many customers with users, and +1 votes each.
 USERS_PER_CUSTOMER = 3
-MAX_CUSTOMERS = 2_000
+MAX_CUSTOMERS = 500
 VOTES_PER_USER = 4
 
 
