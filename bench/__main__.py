@@ -14,6 +14,7 @@ AREAS = (
     "gateway",
     "ideas",
     "customers",
+    "users",
     "webhooks",
     "analytics",
     "mcp",

@@ -52,6 +52,27 @@ async def hold_users(
             raise NotFound("User not found")
 
 
+async def known(cur: aiopg.Cursor, ws: uuid.UUID, user_id: uuid.UUID) -> bool:
+    """Whether the customers service confirmed the user before (`remember`); an erased user
+    stays known here and is refused by `hold_users`."""
+    return bool(
+        await db.fetchval(
+            cur,
+            "SELECT 1 FROM ideas.known_users WHERE workspace_id = %s AND user_id = %s",
+            (ws, user_id),
+        )
+    )
+
+
+async def remember(cur: aiopg.Cursor, ws: uuid.UUID, user_ids: Iterable[uuid.UUID]) -> None:
+    """Users the customers service just confirmed: their next votes need no lookup."""
+    await cur.execute(
+        "INSERT INTO ideas.known_users (workspace_id, user_id)"
+        " SELECT %s, u FROM unnest(%s::uuid[]) AS u ORDER BY u ON CONFLICT DO NOTHING",
+        (ws, sorted({str(u) for u in user_ids})),
+    )
+
+
 async def vote_changed(
     cur: aiopg.Cursor,
     ws: uuid.UUID,

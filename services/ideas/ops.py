@@ -56,7 +56,10 @@ async def create(cur: aiopg.Cursor, who: Caller, items: list[store.NewIdea]) -> 
         if item.decision_owner_id is not None:
             item.owner = owners[item.decision_owner_id]
     # The users the ideas are asked for on behalf of, held (and not erased) until the commit.
-    await end_users.hold_users(cur, who.workspace_id, [i.vote_user for i in items if i.vote_user])
+    asking = [i.vote_user for i in items if i.vote_user]
+    await end_users.hold_users(cur, who.workspace_id, asking)
+    if asking:  # confirmed by the caller's lookup: their votes need none
+        await end_users.remember(cur, who.workspace_id, asking)
     ideas = await store.create_ideas(cur, who.workspace_id, initial_status(who), items)
     for item, idea in zip(items, ideas):
         idea_id = uuid.UUID(orjson.loads(idea)["id"])
@@ -217,11 +220,15 @@ async def vote(
     voter: str,
     value: int,
     user_id: uuid.UUID | None = None,
+    looked_up: bool = False,
 ) -> dict[str, Any]:
-    """`voter`'s vote; with `user_id` (voter `user:<userId>`, looked up by the caller), the
-    user is held first (404 once erased) and `vote.changed` goes to the customers service."""
+    """`voter`'s vote; with `user_id` (voter `user:<userId>`, known or `looked_up` by the
+    caller), the user is held first (404 once erased) and `vote.changed` goes to the
+    customers service."""
     if user_id is not None:
         await end_users.hold_users(cur, who.workspace_id, [user_id])
+        if looked_up:
+            await end_users.remember(cur, who.workspace_id, [user_id])
     await store.lock_ideas(cur, who.workspace_id, [idea_id])
     old = await db.fetchval(
         cur,

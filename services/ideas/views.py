@@ -168,12 +168,16 @@ async def delete_idea(request: web.Request) -> web.Response:
 async def vote_idea(request: web.Request) -> web.Response:
     who, idea_id = caller(request), path_uuid(request)
     body = await parse_body(request, VoteRequest, optional=True)
-    voter = body.voter or f"key:{who.key_id}"
+    voter, looked_up = body.voter or f"key:{who.key_id}", False
     if body.userId is not None:  # on a user's behalf: the user must exist (404 otherwise)
-        await users_client.require(request, [body.userId])
+        async with db.cursor(request.app[PG_POOL]) as cur:
+            known = await end_users.known(cur, who.workspace_id, body.userId)
+        if not known:  # a user's first vote here: ask the customers service
+            await users_client.require(request, [body.userId])
+            looked_up = True
         voter = end_users.voter(body.userId)
     async with db.transaction(request.app[PG_POOL]) as cur:
-        result = await ops.vote(cur, who, idea_id, voter, body.value, body.userId)
+        result = await ops.vote(cur, who, idea_id, voter, body.value, body.userId, looked_up)
     return data_response(result)
 
 

@@ -27,3 +27,12 @@ CREATE TABLE ideas.erased_users (
 CREATE INDEX ideas_author ON ideas.ideas (workspace_id, author_id) WHERE author_id IS NOT NULL;
 CREATE INDEX signals_user_email ON ideas.signals (workspace_id, lower(user_email))
     WHERE user_email IS NOT NULL;
+
+-- Users this service has seen the customers service confirm (a vote on their behalf): a later
+-- vote of one needs no lookup, as users go only by an erasure, which `erased_users` records
+-- first (docs/ideas.md, End users).
+CREATE TABLE ideas.known_users (
+    workspace_id uuid NOT NULL,
+    user_id      uuid NOT NULL,
+    PRIMARY KEY (workspace_id, user_id)
+);
