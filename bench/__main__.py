@@ -15,6 +15,7 @@ AREAS = (
     "comments",
     "signals",
     "customers",
+    "users",
     "webhooks",
     "analytics",
     "mcp",

@@ -8,6 +8,8 @@ TAGS: dict[str, str] = {
     "Roadmap": "Roadmap stages and the ideas assigned to them.",
     "Workspace": "The key's workspace: counts, tags, products and team members.",
     "Customers": "Customers with their revenue, and their links to ideas.",
+    "Users": "End users: the people who ask for ideas and vote (customers' staff, public "
+    "visitors, chat users), each optionally of a customer; their export and erasure.",
     "Webhooks": "Subscriptions that receive signed deliveries of the workspace's events "
     "(payloads in the `webhooks` section).",
     "Analytics": "Reports over ideas, decisions, signals, the roadmap and revenue. Not on the "

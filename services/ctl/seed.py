@@ -2,9 +2,10 @@
 
 Ideas are generated in chunks; each chunk's ideas, votes, decisions, tags and customer links go
 to PostgreSQL with COPY, its evidence, participants, meetings, tickets and signals through the
-ideas service's storage functions, a chunk's rows in one call each (seed_rows.py). Customers are written to the customers service's tables, and
-each idea's totalCustomerARR and customer count are computed here from the same links, so the
-projection starts consistent (its tables are filled too when they exist).
+ideas service's storage functions, a chunk's rows in one call each (seed_rows.py); then end users
+of the customers and their votes (seed_users.py). Customers are written to the customers
+service's tables, and each idea's totalCustomerARR and customer count are computed here from
+the same links, so the projection starts consistent (its tables are filled too when they exist).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from services.ideas.state import create_state
 from . import seed_data as d
 from .seed_rows import IdeaRows
 from .seed_rows import line as _line
+from .seed_users import seed_users
 from .sync_cursor import SyncCursor, run
 
 CHUNK = 50_000
@@ -201,6 +203,9 @@ class Seeder:
                     (self.ws,),
                 )
 
+    def has_table(self, schema: str, table: str) -> bool:
+        return self._has_table(schema, table)
+
     def _has_table(self, schema: str, table: str) -> bool:
         with self.conn.cursor() as cur:
             cur.execute("SELECT to_regclass(%s)", (f"{schema}.{table}",))
@@ -216,6 +221,7 @@ class Seeder:
                 (n, self.ws, n),
             )
             first = cur.fetchone()[0]
+        self.first_number = first
         start = self.now - timedelta(days=DAYS)
         span = DAYS * 86400.0
         for base in range(0, n, CHUNK):
@@ -247,6 +253,9 @@ def seed(
         with conn.cursor() as cur:
             for definition in rebuild:
                 cur.execute(definition)
+        # End users of the customers, and their votes (after the indexes are back: the votes
+        # find their ideas by number).
+        seed_users(seeder, seeder.first_number, ideas)
         if bulk:
             set_rollup_triggers(conn, enabled=True, inserts_only=False)
             with conn.cursor() as cur:
@@ -260,6 +269,8 @@ def seed(
         "decisions": c.get("ideas.decisions", 0),
         "signals": c.get("ideas.signals", 0),
         "links": c.get("customers.idea_links", 0),
+        "users": c.get("customers.users", 0),
+        "userVotes": c.get("user votes", 0),
         "seconds": round(time.monotonic() - started, 1),
     }
 

@@ -19,6 +19,7 @@ from libs.common.web import (
 
 from . import signal_links, views
 from .settings import CustomersSettings
+from .user_views import setup_internal_routes
 
 
 def create_customers_app(settings: CustomersSettings) -> web.Application:
@@ -36,4 +37,5 @@ def create_customers_app(settings: CustomersSettings) -> web.Application:
         )
     )
     mount_routes(app, ROUTES, views)
+    setup_internal_routes(app)
     return app

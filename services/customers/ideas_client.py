@@ -1,12 +1,17 @@
-"""Calls to the ideas service's internal routes: does an idea exist, and the Idea bodies."""
+"""Calls to the peers' internal routes: does an idea exist, the Idea bodies, what the ideas
+service holds about end users (votes, ideas, signals, comments) and its erasure, and the
+webhooks service's redaction of a person from the delivery log."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
+import orjson
 from aiohttp import web
 
+from libs.common.errors import ServiceUnavailable
 from libs.common.web import PEERS, caller
 
 
@@ -28,3 +33,69 @@ async def lookup(request: web.Request, ids: list[uuid.UUID]) -> list[dict[str, A
         "/internal/ideas/lookup",
         json={"ids": [str(i) for i in ids]},
     )
+
+
+async def vote_counts(request: web.Request, user_ids: Sequence[uuid.UUID]) -> dict[str, int]:
+    """Each user's `voteCount`: the ideas the user votes +1 on now (0 when none)."""
+    if not user_ids:
+        return {}
+    counts = await request.app[PEERS].data(
+        caller(request),
+        "ideas",
+        "POST",
+        "/internal/users/vote-counts",
+        json={"ids": [str(i) for i in user_ids]},
+    )
+    return {str(i): int(counts.get(str(i), 0)) for i in user_ids}
+
+
+async def user_data(request: web.Request, user_id: uuid.UUID, email: str | None) -> Any:
+    """What the ideas service holds about the user: `{"votes", "ideas", "signals"}`."""
+    return await request.app[PEERS].data(
+        caller(request), "ideas", "POST", f"/internal/users/{user_id}/export", json={"email": email}
+    )
+
+
+async def erase_user(request: web.Request, user_id: uuid.UUID, email: str | None) -> Any:
+    """Erase the user's votes, authorship and signal contacts: `{"votesRemoved", ...}`."""
+    return await request.app[PEERS].data(
+        caller(request), "ideas", "POST", f"/internal/users/{user_id}/erase", json={"email": email}
+    )
+
+
+async def _comments(request: web.Request, method: str, user_id: uuid.UUID) -> Any:
+    """The comments interface of the ideas service (`GET` / `DELETE /internal/users/{userId}
+    /comments`, docs/customers.md, Erasure and export). It answers any user, with none as
+    `[]` or `{"removed": 0}`: a 404 is an ideas service without comments (one that predates
+    them), which holds none to export or erase."""
+    status, body = await request.app[PEERS].call(
+        caller(request), "ideas", method, f"/internal/users/{user_id}/comments"
+    )
+    if status == 404:
+        return None
+    if status != 200:
+        raise ServiceUnavailable(f"The ideas service answered {status}")
+    return orjson.loads(body)["data"]
+
+
+async def user_comments(request: web.Request, user_id: uuid.UUID) -> list[Any]:
+    """The user's comments (Comment objects, oldest first)."""
+    return (await _comments(request, "GET", user_id)) or []
+
+
+async def erase_comments(request: web.Request, user_id: uuid.UUID) -> int:
+    """Remove the user's comments (replies to them stay); how many."""
+    data = await _comments(request, "DELETE", user_id)
+    return 0 if data is None else int(data["removed"])
+
+
+async def redact_deliveries(request: web.Request, email: str | None, name: str | None) -> int:
+    """The webhooks service rewrites the stored payloads that carry the e-mail or the name."""
+    data = await request.app[PEERS].data(
+        caller(request),
+        "webhooks",
+        "POST",
+        "/internal/erasure",
+        json={"email": email, "name": name},
+    )
+    return int(data["redacted"])

@@ -13,19 +13,24 @@ from libs.common.pagination import Secrets, encode_cursor, page_tail
 
 
 async def insert(
-    cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID, customer_id: uuid.UUID
+    cur: aiopg.Cursor,
+    workspace_id: uuid.UUID,
+    idea_id: uuid.UUID | str,
+    customer_id: uuid.UUID | str,
+    direct: bool = True,
 ) -> db.Row | None:
-    """Link the pair; None when it is already linked. Returns the link with the customer's
-    current ARR and version, read under a share lock so no update slips between them.
+    """Link the pair (`direct`, or held by votes only); None when it is already linked.
+    Returns the link with the customer's current ARR and version, read under a share lock so
+    no update slips between them.
 
     `linked_at` is the clock's time, taken under the idea's link lock (the caller's
     `merges.lock_links`): a link made again after an unlink is always later than the one
     removed, which the projection relies on to tell it from a late event of the old one."""
     row = await db.fetchone(
         cur,
-        "INSERT INTO customers.idea_links (workspace_id, idea_id, customer_id, linked_at)"
-        " VALUES (%s, %s, %s, clock_timestamp()) ON CONFLICT DO NOTHING RETURNING linked_at",
-        (workspace_id, idea_id, customer_id),
+        "INSERT INTO customers.idea_links (workspace_id, idea_id, customer_id, linked_at, direct)"
+        " VALUES (%s, %s, %s, clock_timestamp(), %s) ON CONFLICT DO NOTHING RETURNING linked_at",
+        (workspace_id, idea_id, customer_id, direct),
     )
     if row is None:
         return None
@@ -39,8 +44,44 @@ async def insert(
     return {"linked_at": row["linked_at"], **customer}
 
 
+async def make_direct(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID | str, customer_id: uuid.UUID
+) -> Any:
+    """A link that only votes held becomes direct (it then stays when the votes go): its
+    `linked_at`, or None when the pair's link is direct already (or absent)."""
+    return await db.fetchval(
+        cur,
+        "UPDATE customers.idea_links SET direct = true WHERE workspace_id = %s AND idea_id = %s"
+        " AND customer_id = %s AND NOT direct RETURNING linked_at",
+        (workspace_id, idea_id, customer_id),
+    )
+
+
+async def make_indirect(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID | str, customer_id: Any
+) -> None:
+    """The pair's link loses its direct reason; the votes that still hold it keep it."""
+    await cur.execute(
+        "UPDATE customers.idea_links SET direct = false WHERE workspace_id = %s AND idea_id = %s"
+        " AND customer_id = %s",
+        (workspace_id, idea_id, customer_id),
+    )
+
+
+async def get(
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID | str, customer_id: Any
+) -> db.Row | None:
+    """The pair's link (`direct`, `linked_at`), locked; None when not linked."""
+    return await db.fetchone(
+        cur,
+        "SELECT direct, linked_at FROM customers.idea_links WHERE workspace_id = %s"
+        " AND idea_id = %s AND customer_id = %s FOR UPDATE",
+        (workspace_id, idea_id, customer_id),
+    )
+
+
 async def remove(
-    cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID, customer_id: uuid.UUID
+    cur: aiopg.Cursor, workspace_id: uuid.UUID, idea_id: uuid.UUID | str, customer_id: Any
 ) -> Any:
     """Unlink the pair (under the idea's link lock); its `linked_at`, or None when the pair is
     not linked in this workspace."""

@@ -32,6 +32,19 @@ from libs.common.messaging import add_event
 
 from . import events
 
+# Inserting a merge's links into the primary: a pair that only votes held there becomes
+# direct, as the merge's (its unmerge gives it back to the votes); `inserted` tells a new link.
+TAKE_OVER = (
+    "ON CONFLICT (workspace_id, idea_id, customer_id) DO UPDATE SET direct = true"
+    " WHERE NOT l.direct RETURNING customer_id, linked_at, (xmax = 0) AS inserted"
+)
+# Whether a +1 vote of a user of link `l`'s customer holds it (demand.HELD, for a row `l`).
+HELD_BY_VOTES = (
+    "EXISTS (SELECT 1 FROM customers.user_votes v JOIN customers.users u"
+    " ON u.workspace_id = v.workspace_id AND u.id = v.user_id WHERE v.workspace_id ="
+    " l.workspace_id AND v.idea_id = l.idea_id AND v.value = 1 AND u.customer_id = l.customer_id)"
+)
+
 
 async def lock_links(
     cur: aiopg.Cursor, ws: uuid.UUID, idea_id: uuid.UUID | str, shared: bool = False
@@ -105,16 +118,17 @@ async def follow(cur: aiopg.Cursor, ws: uuid.UUID, idea_id: uuid.UUID | str) -> 
         return  # unmerged meanwhile: nothing goes up
     added = await db.fetchall(
         cur,
-        "WITH added AS (INSERT INTO customers.idea_links (workspace_id, idea_id, customer_id,"
-        "   linked_at)"
+        "WITH added AS (INSERT INTO customers.idea_links AS l (workspace_id, idea_id,"
+        "   customer_id, linked_at)"
         " SELECT %s, %s, c, clock_timestamp() FROM unnest(%s::uuid[]) AS c ORDER BY c"
-        " ON CONFLICT DO NOTHING RETURNING customer_id, linked_at)"
-        " INSERT INTO customers.merge_links AS ml (merge_id, customer_id, linked_at)"
+        f" {TAKE_OVER}),"
+        " recorded AS (INSERT INTO customers.merge_links AS ml (merge_id, customer_id, linked_at)"
         " SELECT %s, customer_id, linked_at FROM added ON CONFLICT (merge_id, customer_id)"
-        " DO UPDATE SET linked_at = EXCLUDED.linked_at RETURNING customer_id, linked_at",
+        " DO UPDATE SET linked_at = EXCLUDED.linked_at)"
+        " SELECT customer_id, linked_at, inserted FROM added",
         (ws, primary, sorted(str(r["customer_id"]) for r in waiting), merge["merge_id"]),
     )
-    await events.links_created(cur, ws, primary, added)
+    await events.links_created(cur, ws, primary, [r for r in added if r["inserted"]])
     await follow_later(cur, ws, primary, [r["customer_id"] for r in added])
 
 
@@ -133,18 +147,21 @@ async def on_applied(cur: aiopg.Cursor, ws: uuid.UUID, data: dict[str, Any]) -> 
     )
     if inserted is None:
         return  # a replay, or its revert came first
+    # The duplicate's direct links: the links its votes hold follow those votes, which the
+    # merge moved (the ideas service's vote.changed of both ideas).
     added = await db.fetchall(
         cur,
         "WITH added AS (INSERT INTO customers.idea_links AS l (workspace_id, idea_id,"
         "   customer_id, linked_at)"
         " SELECT workspace_id, %s, customer_id, now() FROM customers.idea_links"
-        "  WHERE workspace_id = %s AND idea_id = %s ORDER BY customer_id"
-        " ON CONFLICT DO NOTHING RETURNING customer_id, linked_at)"
-        " INSERT INTO customers.merge_links (merge_id, customer_id, linked_at)"
-        " SELECT %s, customer_id, linked_at FROM added RETURNING customer_id, linked_at",
+        "  WHERE workspace_id = %s AND idea_id = %s AND direct ORDER BY customer_id"
+        f" {TAKE_OVER}),"
+        " recorded AS (INSERT INTO customers.merge_links (merge_id, customer_id, linked_at)"
+        " SELECT %s, customer_id, linked_at FROM added)"
+        " SELECT customer_id, linked_at, inserted FROM added",
         (data["primaryId"], ws, data["duplicateId"], data["mergeId"]),
     )
-    await events.links_created(cur, ws, data["primaryId"], added)
+    await events.links_created(cur, ws, data["primaryId"], [r for r in added if r["inserted"]])
     # A primary merged too (its merge handled first): the links go on up the chain.
     await follow_later(cur, ws, data["primaryId"], [r["customer_id"] for r in added])
 
@@ -160,11 +177,21 @@ async def on_reverted(cur: aiopg.Cursor, ws: uuid.UUID, data: dict[str, Any]) ->
     )
     if not state:
         return  # None: already reverted (a replay); False: reverted before it was applied
+    await lock_links(cur, ws, data["primaryId"])
+    # A link the merge added that votes of the customer's users hold too stays, held by them
+    # alone (not direct); the others go.
+    await cur.execute(
+        "UPDATE customers.idea_links l SET direct = false FROM customers.merge_links ml"
+        " WHERE ml.merge_id = %s AND l.workspace_id = %s AND l.idea_id = %s"
+        "   AND l.customer_id = ml.customer_id AND l.linked_at = ml.linked_at"
+        f"   AND ({HELD_BY_VOTES})",
+        (data["mergeId"], ws, data["primaryId"]),
+    )
     removed = await db.fetchall(
         cur,
         "DELETE FROM customers.idea_links l USING customers.merge_links ml"
         " WHERE ml.merge_id = %s AND l.workspace_id = %s AND l.idea_id = %s"
-        "   AND l.customer_id = ml.customer_id AND l.linked_at = ml.linked_at"
+        "   AND l.customer_id = ml.customer_id AND l.linked_at = ml.linked_at AND l.direct"
         " RETURNING l.customer_id, l.linked_at",
         (data["mergeId"], ws, data["primaryId"]),
     )

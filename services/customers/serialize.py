@@ -27,3 +27,19 @@ def linked_customer(row: db.Row) -> dict[str, Any]:
         "source": row["source"],
         "linkedAt": row["linked_at"],
     }
+
+
+def user(row: db.Row, vote_count: int) -> dict[str, Any]:
+    """A User, its keys in the document's order; `vote_count` from the ideas service."""
+    return {
+        "id": row["id"],
+        "name": row["name"],
+        "email": row["email"],
+        "externalId": row["external_id"],
+        "customerId": row["customer_id"],
+        "avatarUrl": row["avatar_url"],
+        "metadata": None if row["metadata"] is None else orjson.Fragment(row["metadata"]),
+        "voteCount": vote_count,
+        "createdAt": row["created_at"],
+        "updatedAt": row["updated_at"],
+    }

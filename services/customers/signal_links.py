@@ -11,7 +11,7 @@ from typing import Any
 
 import aiopg
 
-from . import events, links, merges, store
+from . import demand, events, links, merges, store
 
 
 async def on_matched(cur: aiopg.Cursor, ws: uuid.UUID, data: dict[str, Any]) -> None:
@@ -21,7 +21,11 @@ async def on_matched(cur: aiopg.Cursor, ws: uuid.UUID, data: dict[str, Any]) -> 
     await merges.lock_links(cur, ws, idea_id, shared=True)
     link = await links.insert(cur, ws, idea_id, customer_id)
     if link is None:
-        return  # linked already
+        # Linked already: a link that only votes held becomes direct (a signal match is a
+        # direct reason, docs/customers.md), and goes up a chain of merges as a new one would.
+        if await links.make_direct(cur, ws, idea_id, customer_id) is not None:
+            await merges.follow_later(cur, ws, idea_id, [customer_id])
+        return
     await events.link_created(
         cur, ws, idea_id, customer_id, link["linked_at"], link["arr"], link["version"], None
     )
@@ -29,9 +33,15 @@ async def on_matched(cur: aiopg.Cursor, ws: uuid.UUID, data: dict[str, Any]) -> 
 
 
 async def handle(cur: aiopg.Cursor, event: dict[str, Any]) -> None:
-    """The `customers` queue's handler: signal matches here, merges in merges.py."""
-    if event["type"] == "signal.matched":
-        await on_matched(cur, uuid.UUID(str(event["workspaceId"])), event["data"])
+    """The `customers` queue's handler: signal matches here, the links votes hold in
+    demand.py, merges in merges.py."""
+    kind, ws = event["type"], uuid.UUID(str(event["workspaceId"]))
+    if kind == "signal.matched":
+        await on_matched(cur, ws, event["data"])
+    elif kind == "vote.changed":
+        await demand.on_vote(cur, ws, event["data"])
+    elif kind == "users.settle":
+        await demand.on_settle(cur, ws, event["data"])
     else:
         await merges.handle(cur, event)
 

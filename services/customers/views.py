@@ -19,7 +19,7 @@ from libs.common.pagination import decode_cursor, page_info
 from libs.common.validation import parse_body, parse_query, path_uuid
 from libs.common.web import PG_POOL, SETTINGS, caller, data_response, json_response
 
-from . import events, ideas_client, links, listing, merges, store
+from . import demand, events, ideas_client, links, listing, merges, store
 from .serialize import customer_full, linked_customer
 
 
@@ -101,7 +101,15 @@ async def link_customer(request: web.Request) -> web.Response:
         await merges.lock_links(cur, who.workspace_id, idea_id, shared=True)
         link = await links.insert(cur, who.workspace_id, idea_id, body.customerId)
         if link is None:
-            raise Conflict("The customer is already linked to this idea")
+            # A link that only the votes of the customer's users held becomes direct (200):
+            # it then stays when the votes go (docs/customers.md, A company's demand).
+            linked_at = await links.make_direct(cur, who.workspace_id, idea_id, body.customerId)
+            if linked_at is None:
+                raise Conflict("The customer is already linked to this idea")
+            await merges.follow_later(cur, who.workspace_id, idea_id, [body.customerId])
+            return data_response(
+                {"ideaId": idea_id, "customerId": body.customerId, "linkedAt": linked_at}
+            )
         await events.link_created(
             cur,
             who.workspace_id,
@@ -125,12 +133,22 @@ async def unlink_customer(request: web.Request) -> web.Response:
     who = caller(request)
     async with db.transaction(request.app[PG_POOL]) as cur:
         await merges.lock_links(cur, who.workspace_id, idea_id)
-        linked_at = await links.remove(cur, who.workspace_id, idea_id, customer_id)
-        if linked_at is None:
+        link = await links.get(cur, who.workspace_id, idea_id, customer_id)
+        if link is None:
             raise NotFound("The customer is not linked to this idea")
-        await events.link_deleted(
-            cur, who.workspace_id, idea_id, customer_id, linked_at, who.request_id
-        )
+        if not link["direct"]:
+            raise Conflict(
+                "Only the votes of the customer's users link it to this idea: the link goes"
+                " when none of them votes +1 on it any more"
+            )
+        if await demand.held(cur, who.workspace_id, idea_id, customer_id):
+            # The direct reason goes; the votes still hold the link (docs/customers.md).
+            await links.make_indirect(cur, who.workspace_id, idea_id, customer_id)
+        else:
+            await links.remove(cur, who.workspace_id, idea_id, customer_id)
+            await events.link_deleted(
+                cur, who.workspace_id, idea_id, customer_id, link["linked_at"], who.request_id
+            )
     return data_response({"ideaId": idea_id, "customerId": customer_id, "unlinked": True})
 
 
@@ -174,3 +192,25 @@ async def list_customer_ideas(request: web.Request) -> web.Response:
         scope,
     )
     return json_response({"data": ideas, "pagination": page_info(q.limit, bool(token), token)})
+
+
+# The end users' handlers (user_views.py), mounted from here too.
+from .user_views import (  # noqa: E402
+    create_user,
+    delete_user,
+    export_user,
+    get_user,
+    identify_user,
+    list_users,
+    update_user,
+)
+
+__all__ = [
+    "create_user",
+    "delete_user",
+    "export_user",
+    "get_user",
+    "identify_user",
+    "list_users",
+    "update_user",
+]

@@ -13,21 +13,19 @@ from libs.common import db
 from libs.common.caller import Caller
 from libs.common.pagination import page_info
 from libs.common.validation import parse_body, parse_query, path_uuid
-from libs.common.web import PEERS, PG_POOL, caller, data_response, json_response
+from libs.common.web import PG_POOL, caller, data_response, json_response
 
-from . import comments
+from . import comments, users_client
 from .render import fragment
 from .settings import SETTINGS
 
 
 async def user_author(request: web.Request, who: Caller, user_id: uuid.UUID) -> comments.Author:
     """The end user `user_id` of the caller's workspace as a comment's author, asked of the
-    customers service (`GET /internal/users/{id}`: `{"data": {"id", "name", ...}}`, 404 when
-    unknown). Called before any transaction opens."""
-    user = await request.app[PEERS].data(
-        who, "customers", "GET", f"/internal/users/{user_id}", missing="User not found"
-    )
-    return comments.Author("user", uuid.UUID(str(user["id"])), user.get("name"))
+    customers service (users_client: 404 when the workspace has no such user). Called before
+    any transaction opens."""
+    user = (await users_client.require(request, [user_id]))[user_id]
+    return comments.Author("user", user_id, user.get("name"))
 
 
 async def list_comments(request: web.Request) -> web.Response:

@@ -10,7 +10,7 @@ from libs.common import db
 from libs.common.validation import parse_body, parse_query, path_uuid
 from libs.common.web import PG_POOL, caller, data_response
 
-from . import ops, tags
+from . import end_users, ops, tags
 from .render import fragment
 
 
@@ -40,6 +40,7 @@ async def delete_tag(request: web.Request) -> web.Response:
 async def unvote_idea(request: web.Request) -> web.Response:
     who, idea_id = caller(request), path_uuid(request)
     q = parse_query(request, UnvoteQuery)
-    voter = q.voter or f"key:{who.key_id}"
+    # A user's vote (`userId`): an unknown or erased user has none, so 404 as any missing vote.
+    voter = end_users.voter(q.userId) if q.userId else q.voter or f"key:{who.key_id}"
     async with db.transaction(request.app[PG_POOL]) as cur:
-        return data_response(await ops.unvote(cur, who, idea_id, voter))
+        return data_response(await ops.unvote(cur, who, idea_id, voter, q.userId))

@@ -9,12 +9,13 @@ from uuid import UUID
 from aiohttp import web
 from pydantic import Field
 
+from libs.api.route import UUID_RE
 from libs.common import db
 from libs.common.errors import NotFound
 from libs.common.validation import Body, parse_body, path_uuid
 from libs.common.web import PG_POOL, caller, data_response
 
-from . import store
+from . import end_users, store
 from .comment_views import internal_remove_user_comments, internal_user_comments
 from .render import fragment
 
@@ -51,9 +52,43 @@ async def internal_idea_by_number(request: web.Request) -> web.Response:
     return data_response({"id": str(idea_id)})
 
 
+async def internal_vote_counts(request: web.Request) -> web.Response:
+    """`{"data": {userId: n}}`: the ideas each user votes +1 on now (users with none left out)."""
+    who = caller(request)
+    ids = (await parse_body(request, LookupBody)).ids
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        return data_response(await end_users.vote_counts(cur, who.workspace_id, ids))
+
+
+class ErasureBody(Body):
+    email: str | None = None
+
+
+async def internal_export_user(request: web.Request) -> web.Response:
+    """`{"data": {"votes", "ideas", "signals"}}`: what the service holds about the user
+    (docs/ideas.md, End users); the body names the user's e-mail (signals carry it)."""
+    who, user_id = caller(request), path_uuid(request, "userId")
+    body = await parse_body(request, ErasureBody)
+    async with db.cursor(request.app[PG_POOL]) as cur:
+        return data_response(await end_users.export(cur, who.workspace_id, user_id, body.email))
+
+
+async def internal_erase_user(request: web.Request) -> web.Response:
+    """`{"data": {"votesRemoved", "ideas", "signals"}}`: the user's votes removed, authorship
+    and signal contact fields cleared, in one transaction; idempotent."""
+    who, user_id = caller(request), path_uuid(request, "userId")
+    body = await parse_body(request, ErasureBody)
+    async with db.transaction(request.app[PG_POOL]) as cur:
+        return data_response(await end_users.erase(cur, who, user_id, body.email))
+
+
 def setup_internal_routes(app: web.Application) -> None:
     app.router.add_get("/internal/ideas/{id}", internal_get_idea)
     app.router.add_post("/internal/ideas/lookup", internal_lookup_ideas)
+    app.router.add_post("/internal/users/vote-counts", internal_vote_counts)
+    user = "/internal/users/{userId:" + UUID_RE + "}"
+    app.router.add_post(user + "/export", internal_export_user)
+    app.router.add_post(user + "/erase", internal_erase_user)
     app.router.add_get("/internal/ideas/number/{number:[0-9]{1,19}}", internal_idea_by_number)
     # A user's comments, for the customers service's export and erasure of the user.
     app.router.add_get("/internal/users/{userId}/comments", internal_user_comments)

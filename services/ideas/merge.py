@@ -20,7 +20,7 @@ from libs.common.caller import Caller
 from libs.common.errors import Conflict, NotFound, ValidationFailed
 from libs.common.messaging import add_event
 
-from . import ops, store
+from . import end_users, ops, store
 from .render import DETAIL_JSON, IDEA_JSON
 
 LOCK = (
@@ -189,6 +189,10 @@ async def merge(
         public=dup["public_vote_count"],
         requests=dup["request_count"],
     )
+    # The users whose votes moved (or stayed behind): the customers service follows them.
+    await end_users.resync(
+        cur, ws, [dup_id, into_id], await end_users.users_of_merge(cur, merge_id), who.request_id
+    )
     await add_event(
         cur,
         "ideas",
@@ -281,6 +285,9 @@ async def unmerge(cur: aiopg.Cursor, who: Caller, dup_id: uuid.UUID) -> dict[str
     )
     await cur.execute(
         "UPDATE ideas.merges SET undone_at = clock_timestamp() WHERE id = %s", (merge_id,)
+    )
+    await end_users.resync(
+        cur, ws, [dup_id, into_id], await end_users.users_of_merge(cur, merge_id), who.request_id
     )
     await add_event(
         cur,

@@ -22,7 +22,7 @@ from libs.common.caller import Caller
 from libs.common.errors import NotFound, ValidationFailed
 from libs.common.messaging import add_event
 
-from . import evidence, members, products, store, tags
+from . import end_users, evidence, members, products, store, tags
 from .render import IDEA_JSON, fragment
 
 
@@ -60,6 +60,11 @@ async def create(cur: aiopg.Cursor, who: Caller, items: list[store.NewIdea]) -> 
     for item in items:
         if item.decision_owner_id is not None:
             item.owner = owners[item.decision_owner_id]
+    # The users the ideas are asked for on behalf of, held (and not erased) until the commit.
+    asking = [i.vote_user for i in items if i.vote_user]
+    await end_users.hold_users(cur, who.workspace_id, asking)
+    if asking:  # confirmed by the caller's lookup: their votes need none
+        await end_users.remember(cur, who.workspace_id, asking)
     ideas = await store.create_ideas(cur, who.workspace_id, initial_status(who), items)
     owned = [  # the decision owner is the owner participant
         evidence.NewParticipant(uuid.UUID(orjson.loads(idea)["id"]), item.decision_owner_id)
@@ -68,9 +73,16 @@ async def create(cur: aiopg.Cursor, who: Caller, items: list[store.NewIdea]) -> 
     ]
     await evidence.make_owners(cur, who.workspace_id, owned)
     for item, idea in zip(items, ideas, strict=True):
+        idea_id = uuid.UUID(orjson.loads(idea)["id"])
         # The author rides beside the body, for the automation payload (docs/webhooks.md).
         author = {AUTHOR_HEADER: item.author_name} if item.author_name is not None else None
         await emit(cur, who, "idea.created", idea, author)
+        if item.vote_user is not None:  # the asking user's +1 (store.create_ideas)
+            voter = end_users.voter(item.vote_user)
+            await emit(cur, who, "idea.voted", idea, vote={"voter": voter, "value": 1})
+            await end_users.vote_changed(
+                cur, who.workspace_id, idea_id, item.vote_user, 1, who.request_id
+            )
     return ideas
 
 
@@ -189,8 +201,21 @@ async def set_status(
 
 
 async def vote(
-    cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID, voter: str, value: int
+    cur: aiopg.Cursor,
+    who: Caller,
+    idea_id: uuid.UUID,
+    voter: str,
+    value: int,
+    user_id: uuid.UUID | None = None,
+    looked_up: bool = False,
 ) -> dict[str, Any]:
+    """`voter`'s vote; with `user_id` (voter `user:<userId>`, known or `looked_up` by the
+    caller), the user is held first (404 once erased) and `vote.changed` goes to the
+    customers service."""
+    if user_id is not None:
+        await end_users.hold_users(cur, who.workspace_id, [user_id])
+        if looked_up:
+            await end_users.remember(cur, who.workspace_id, [user_id])
     await store.lock_ideas(cur, who.workspace_id, [idea_id])
     old = await db.fetchval(
         cur,
@@ -210,11 +235,20 @@ async def vote(
     )
     count, idea = await cur.fetchone()
     await emit(cur, who, "idea.voted", idea, vote={"voter": voter, "value": value})
+    if user_id is not None:
+        await end_users.vote_changed(cur, who.workspace_id, idea_id, user_id, value, who.request_id)
     return {"ideaId": idea_id, "voter": voter, "value": value, "voteCount": count}
 
 
-async def unvote(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID, voter: str) -> dict[str, Any]:
-    """Remove the voter's vote (404 when there is none): `idea.voted` with value 0."""
+async def unvote(
+    cur: aiopg.Cursor,
+    who: Caller,
+    idea_id: uuid.UUID,
+    voter: str,
+    user_id: uuid.UUID | None = None,
+) -> dict[str, Any]:
+    """Remove the voter's vote (404 when there is none): `idea.voted` with value 0, and
+    `vote.changed` for a user's vote."""
     await store.lock_ideas(cur, who.workspace_id, [idea_id])
     old = await db.fetchval(
         cur,
@@ -231,6 +265,8 @@ async def unvote(cur: aiopg.Cursor, who: Caller, idea_id: uuid.UUID, voter: str)
     )
     count, idea = await cur.fetchone()
     await emit(cur, who, "idea.voted", idea, vote={"voter": voter, "value": 0})
+    if user_id is not None:
+        await end_users.vote_changed(cur, who.workspace_id, idea_id, user_id, 0, who.request_id)
     return {"ideaId": idea_id, "voter": voter, "value": 0, "voteCount": count}
 
 

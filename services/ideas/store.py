@@ -53,7 +53,9 @@ WRITES = {
     "actionable": "actionable",
     "validationScore": "validation_score",
 }
-HANDLED = frozenset({"tagIds", "decisionOwnerId", "status", "closureCategory", *RICE_FIELDS})
+HANDLED = frozenset(
+    {"tagIds", "decisionOwnerId", "userId", "status", "closureCategory", *RICE_FIELDS}
+)
 
 
 def columns(given: dict[str, Any]) -> dict[str, Any]:
@@ -79,6 +81,9 @@ class NewIdea:
     tag_ids: list[uuid.UUID] = field(default_factory=list)  # checked by the caller (tags.check)
     decision_owner_id: uuid.UUID | None = None  # the caller fills `owner` (members.owner_columns)
     owner: dict[str, Any] = field(default_factory=dict)
+    # An end user who asks for the idea and votes +1 on it (the caller holds the user:
+    # end_users.hold_users); `author_id` and `author_name` are then the user's.
+    vote_user: uuid.UUID | None = None
 
     @property
     def product_id(self) -> uuid.UUID | None:  # checked by the caller (products.check)
@@ -126,6 +131,7 @@ async def create_ideas(
             "author_name": item.author_name,
             "author_id": item.author_id,
             "raw_input": summary or title,
+            "vote_count": 0 if item.vote_user is None else 1,
             **item.owner,
         }
         await cur.execute(
@@ -134,6 +140,12 @@ async def create_ideas(
             tuple(row.values()),
         )
         out.append((await cur.fetchone())[0])
+        if item.vote_user is not None:  # the asking user's +1, counted in the row above
+            await cur.execute(
+                "INSERT INTO ideas.votes (workspace_id, idea_id, voter, value)"
+                " VALUES (%s, %s, %s, 1)",
+                (workspace_id, idea_id, f"user:{item.vote_user}"),
+            )
         if item.tag_ids:
             await tags.put_on(cur, workspace_id, idea_id, item.tag_ids)
     return out

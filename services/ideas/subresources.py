@@ -136,7 +136,7 @@ async def vote_breakdown(
         " (SELECT count(*) FILTER (WHERE value = -1) FROM ideas.votes v"
         "   WHERE v.workspace_id = i.workspace_id AND v.idea_id = i.id) AS down,"
         " array_to_json(ARRAY(SELECT row_to_json(x) FROM (SELECT v.voter, v.value,"
-        '   ims_json_ts(v.created_at) AS "createdAt" FROM ideas.votes v'
+        '   ims_json_ts(v.created_at) AS "createdAt", v.user_id AS "userId" FROM ideas.votes v'
         "   WHERE v.workspace_id = i.workspace_id AND v.idea_id = i.id"
         "   ORDER BY v.created_at DESC, v.voter LIMIT 1000) x))::text AS votes"
         " FROM ideas.ideas i WHERE i.workspace_id = %s AND i.id = %s",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import orjson
 from aiohttp import web
@@ -25,7 +26,17 @@ from libs.common.pagination import page_info
 from libs.common.validation import parse_body, parse_query, path_uuid
 from libs.common.web import PEERS, PG_POOL, caller, data_response, json_response
 
-from . import automation, listing, merge, ops, store, subresources, workspace
+from . import (
+    automation,
+    end_users,
+    listing,
+    merge,
+    ops,
+    store,
+    subresources,
+    users_client,
+    workspace,
+)
 from .evidence_views import (
     create_evidence,
     create_meeting,
@@ -73,9 +84,14 @@ __all__ = [  # mounted from here
 ]
 
 
-def new_idea(body: CreateIdeaRequest) -> store.NewIdea:
+def new_idea(body: CreateIdeaRequest, asking: dict[uuid.UUID, Any]) -> store.NewIdea:
+    """The idea a create asks for; `asking`, the users its `userId`s name (users_client)."""
+    user = None if body.userId is None else asking[body.userId]
     return store.NewIdea(
         store.columns(body.model_dump()),
+        author_id=None if user is None else str(body.userId),
+        author_name=None if user is None else user["name"],
+        vote_user=body.userId,
         url_key=automation.normalize_url(body.url) if body.url else None,
         tag_ids=body.tagIds,
         decision_owner_id=body.decisionOwnerId,
@@ -99,17 +115,19 @@ async def list_ideas(request: web.Request) -> web.Response:
 
 async def create_idea(request: web.Request) -> web.Response:
     who, body = caller(request), await parse_body(request, CreateIdeaRequest)
+    asking = await users_client.require(request, [body.userId] if body.userId else [])
     await ensure_workspace(request.app[PG_POOL], who.workspace_id)
     async with db.transaction(request.app[PG_POOL]) as cur:
-        idea = (await ops.create(cur, who, [new_idea(body)]))[0]
+        idea = (await ops.create(cur, who, [new_idea(body, asking)]))[0]
     return data_response(fragment(idea))
 
 
 async def batch_create_ideas(request: web.Request) -> web.Response:
     who, body = caller(request), await parse_body(request, BatchCreateRequest)
+    asking = await users_client.require(request, [b.userId for b in body.ideas if b.userId])
     await ensure_workspace(request.app[PG_POOL], who.workspace_id)
     async with db.transaction(request.app[PG_POOL]) as cur:
-        ideas = await ops.create(cur, who, [new_idea(b) for b in body.ideas])
+        ideas = await ops.create(cur, who, [new_idea(b, asking) for b in body.ideas])
     return data_response({"created": len(ideas), "ideas": [fragment(i) for i in ideas]})
 
 
@@ -147,9 +165,16 @@ async def delete_idea(request: web.Request) -> web.Response:
 async def vote_idea(request: web.Request) -> web.Response:
     who, idea_id = caller(request), path_uuid(request)
     body = await parse_body(request, VoteRequest, optional=True)
-    voter = body.voter or f"key:{who.key_id}"
+    voter, looked_up = body.voter or f"key:{who.key_id}", False
+    if body.userId is not None:  # on a user's behalf: the user must exist (404 otherwise)
+        async with db.cursor(request.app[PG_POOL]) as cur:
+            known = await end_users.known(cur, who.workspace_id, body.userId)
+        if not known:  # a user's first vote here: ask the customers service
+            await users_client.require(request, [body.userId])
+            looked_up = True
+        voter = end_users.voter(body.userId)
     async with db.transaction(request.app[PG_POOL]) as cur:
-        result = await ops.vote(cur, who, idea_id, voter, body.value)
+        result = await ops.vote(cur, who, idea_id, voter, body.value, body.userId, looked_up)
     return data_response(result)
 
 

@@ -23,6 +23,7 @@ from libs.common.web import (
 from . import views
 from .consumer import PREFETCH, BatchConsumer
 from .dispatcher import Dispatcher
+from .erasure import setup_internal_routes
 from .fanout import Fanout
 from .sender import Sender, delivery_session
 from .settings import SETTINGS, WebhooksSettings
@@ -87,4 +88,5 @@ def create_webhooks_app(settings: WebhooksSettings) -> web.Application:
     app.cleanup_ctx.append(dispatcher_context)
     app.cleanup_ctx.append(retention_context(lambda a: a[PG_POOL], RETENTION))
     mount_routes(app, ROUTES, views)
+    setup_internal_routes(app)
     return app

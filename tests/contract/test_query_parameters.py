@@ -71,7 +71,8 @@ async def test_empty_cursor_is_the_first_page_on_every_paginated_list(api: Api) 
         json={"targetUrl": "https://hooks.example.com/p", "events": ["idea.created"]},
     )
     assert hook.status == 200, hook.json
-    ids = {"ideas": idea, "customers": customer, "webhooks": hook.data["id"]}
+    user = (await api.post("/api/v1/users", json={"name": "Paged", "customerId": customer})).data
+    ids = {"ideas": idea, "customers": customer, "webhooks": hook.data["id"], "users": user["id"]}
     paths = sorted({path for path, _, p in query_parameters(api.openapi) if p["name"] == "cursor"})
     assert len(paths) >= 6, paths
     for template in paths:

@@ -188,6 +188,38 @@ async def scenario(api: Api, system: System, ws_id: str, hook_url: str) -> dict[
     await api.get(f"{cpath}/ideas")
     await api.get(f"{path}/customers")
     await api.get("/api/v1/customers", params={"limit": 3})
+    user = (
+        await api.post(
+            "/api/v1/users",
+            json={
+                "name": "Dana",
+                "email": "dana@render.example",
+                "customerId": customer["id"],
+                "metadata": {"b": 1, "a": [1, 2.5]},
+            },
+        )
+    ).data
+    upath = f"/api/v1/users/{user['id']}"
+    await api.post("/api/v1/users/identify", json={"email": "DANA@render.example", "name": "D"})
+    await api.post("/api/v1/users/identify", json={"externalId": "chat-1"})
+    await api.patch(upath, json={"avatarUrl": "https://cdn.render.example/dana.png"})
+    await api.get(upath)
+    await api.get("/api/v1/users", params={"search": "dana", "customer_id": customer["id"]})
+    await api.post(f"{path}/vote", json={"userId": user["id"], "value": 1})
+    await api.get(f"{path}/votes")
+    asked = (
+        await api.post(f"{I}/batch", json={"ideas": [{"title": "Asked", "userId": user["id"]}]})
+    ).data["ideas"][0]
+    await api.delete(f"{I}/{asked['id']}/vote", params={"userId": user["id"]})
+    await api.post(f"{I}/{asked['id']}/vote", json={"userId": user["id"], "value": -1})
+    gone = (await api.post("/api/v1/users", json={"name": "Gone", "email": "gone@r.example"})).data
+    await api.post(f"{I}/{asked['id']}/vote", json={"userId": gone["id"]})
+    await api.post(
+        f"{I}/{asked['id']}/signals",
+        json={"platform": "chat", "userEmail": "gone@r.example", "userName": "Gone"},
+    )
+    await api.get(f"/api/v1/users/{gone['id']}/export")
+    await api.delete(f"/api/v1/users/{gone['id']}")
     await api.post(
         "/api/v1/automation/ideas",
         json={"title": "From chat", "url": "https://c/1", "authorName": "Grace", "source": "slack"},

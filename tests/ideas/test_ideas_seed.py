@@ -276,3 +276,56 @@ async def test_seed_writes_the_evidence_through_the_routes_storage(
     assert gone.status == 200, gone.body
     detail = (await api.get(f"/api/v1/ideas/{idea_id}")).data
     assert close(expected(signals[1:]), {k: detail[k] for k in FIGURES})
+
+
+async def test_seed_makes_end_users_who_vote_for_their_companies(
+    system: System, new_workspace
+) -> None:
+    """The seed's end users belong to its customers and vote on their behalf: the users' voteCount
+    is their +1 votes, each such vote links the user's customer to the idea with its ARR in
+    totalCustomerARR (as the projection rebuilt from the links has it)."""
+    import psycopg2
+
+    from services.ideas.projection import rebuild
+
+    ws = await new_workspace()
+    result = await ctl(system, "seed", "--workspace", ws.id, "--ideas", "300", "--customers", "12")
+    assert result["users"] >= 12 and result["userVotes"] > 0
+    users = (await ws.api.get("/api/v1/users", params={"limit": 100})).data
+    assert len(users) == result["users"] and all(u["customerId"] for u in users)
+    assert sum(u["voteCount"] for u in users) > 0
+    conn = psycopg2.connect(system.database_url)
+    try:
+        with conn.cursor() as cur:
+            # every +1 of a user is behind a link of the user's customer to that idea
+            cur.execute(
+                "SELECT count(*) FROM ideas.votes v JOIN customers.users u"
+                " ON u.workspace_id = v.workspace_id AND u.id = v.user_id"
+                " WHERE v.workspace_id = %s AND v.value = 1 AND NOT EXISTS (SELECT 1"
+                "  FROM customers.idea_links l WHERE l.workspace_id = v.workspace_id"
+                "   AND l.idea_id = v.idea_id AND l.customer_id = u.customer_id)",
+                (ws.id,),
+            )
+            assert cur.fetchone()[0] == 0
+            cur.execute(
+                "SELECT count(*) FROM customers.idea_links WHERE workspace_id = %s AND NOT direct",
+                (ws.id,),
+            )
+            assert cur.fetchone()[0] > 0
+            cur.execute(
+                "SELECT id, total_customer_arr, customer_count FROM ideas.ideas"
+                " WHERE workspace_id = %s ORDER BY id",
+                (ws.id,),
+            )
+            before = cur.fetchall()
+        counts = rebuild(conn, ws.id)
+        assert counts["ideasUpdated"] == 0 and counts["ideasCleared"] == 0
+        with conn.cursor() as cur:
+            cur.execute(
+                "SELECT id, total_customer_arr, customer_count FROM ideas.ideas"
+                " WHERE workspace_id = %s ORDER BY id",
+                (ws.id,),
+            )
+            assert cur.fetchall() == before
+    finally:
+        conn.close()

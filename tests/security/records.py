@@ -34,6 +34,7 @@ class Records:
     meetings: list[str] = field(default_factory=list)
     participants: list[str] = field(default_factory=list)
     comments: list[str] = field(default_factory=list)  # top-level ones
+    users: list[str] = field(default_factory=list)
 
     @property
     def second_ideas(self) -> list[str]:
@@ -81,6 +82,12 @@ async def seed_records(
     rec.customers = [
         c["id"] for c in (await api.get("/api/v1/customers", params={"limit": 100})).data
     ]
+    r = await api.post(
+        "/api/v1/users",
+        json={"name": "Recorded user", "email": "user@records.example", "customerId": customer},
+    )
+    assert r.status == 200, r.body
+    rec.users = [r.data["id"]]
     rec.stages = [s["id"] for s in (await api.get("/api/v1/roadmap/stages")).data]
     rec.tags = [t["id"] for t in (await api.get("/api/v1/tags")).data]
     rec.products = [p["id"] for p in (await api.get("/api/v1/products")).data]
@@ -109,6 +116,6 @@ async def seed_records(
         rec.deliveries = [d["id"] for d in detail["recentDeliveries"]]
         await asyncio.sleep(0.2)
     assert rec.ideas and rec.customers and rec.stages and rec.deliveries and rec.tags
-    assert rec.products and rec.members
+    assert rec.products and rec.members and rec.users
     assert rec.evidence and rec.tickets and rec.meetings and rec.participants and rec.comments
     return rec

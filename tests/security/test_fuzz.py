@@ -47,6 +47,7 @@ def write_config(where: Path, rec: Records) -> Path:
         "meetings",
         "participants",
         "comments",
+        "users",
     ):
         (where / f"{name}.dict").write_text("".join(f'"{v}"\n' for v in getattr(rec, name)))
     return where / "schemathesis.toml"

@@ -52,6 +52,7 @@ PATH_KINDS = {
     ("meetings", "meetingId"): "meetings",
     ("participants", "participantId"): "participants",
     ("comments", "commentId"): "comments",
+    ("users", "id"): "users",
 }
 
 # A valid body per operation taking one, so that only the key, the scope, the plan or the
@@ -63,6 +64,7 @@ BODIES: dict[str, Any] = {
         "tagIds": ["{tags}"],
         "productId": "{products}",
         "decisionOwnerId": "{members}",
+        "userId": "{users}",
     },
     "batch_create_ideas": {"ideas": [{"title": "Matrix idea"}]},
     "batch_update_status": {"ids": ["{ideas}"], "status": "planned"},
@@ -72,7 +74,7 @@ BODIES: dict[str, Any] = {
         "productId": "{products}",
         "decisionOwnerId": "{members}",
     },
-    "vote_idea": {"value": 1},
+    "vote_idea": {"value": 1, "userId": "{users}"},
     "create_signal": {"platform": "matrix", "content": "Matrix signal", "userEmail": "a@b.example"},
     # the primary is another idea than the path's: the same one would be a 400 before any 404
     "merge_idea": {"intoId": "{second_ideas}"},
@@ -85,6 +87,9 @@ BODIES: dict[str, Any] = {
     "create_customer": {"name": "Matrix customer"},
     "update_customer": {"name": "Renamed by the matrix"},
     "link_customer": {"customerId": "{customers}"},
+    "create_user": {"name": "Matrix user", "customerId": "{customers}"},
+    "identify_user": {"email": "matrix-user@example.com", "customerId": "{customers}"},
+    "update_user": {"name": "Renamed by the matrix", "customerId": "{customers}"},
     "create_tag": {"name": "Matrix tag", "color": "#123abc"},
     "update_tag": {"name": "Renamed by the matrix"},
     "create_product": {"name": "Matrix product", "parentId": "{products}"},
@@ -333,6 +338,7 @@ async def test_route_never_shows_another_workspace(matrix: Matrix, route: Route)
             "members",
             "signals",
             "comments",
+            "users",
         )
         for i in getattr(other, kind)
         if i in text

@@ -96,6 +96,9 @@ class CreateIdeaRequest(Body):
     """Whether the idea is concrete enough to act on"""
     validationScore: Number | None = Field(default=None, ge=0, le=100, allow_inf_nan=False)
     """Validation score, 0 to 100"""
+    userId: UUID | None = None
+    """The end user who asks for the idea: its `sourceUserId` and `sourceUserName`, and the
+    user votes +1 on it"""
 
 
 class UpdateIdeaRequest(Body):
@@ -151,15 +154,48 @@ class UpdateIdeaRequest(Body):
         return self
 
 
+# The voter of a vote on an end user's behalf: only `userId` makes one (docs/ideas.md, End
+# users), so a `voter` of that form is refused.
+USER_VOTER = re.compile(
+    r"user:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+
+
+def _not_a_user_voter(value: str | None) -> str | None:
+    if value is not None and USER_VOTER.fullmatch(value):
+        raise ValueError("`user:<userId>` votes on a user's behalf: send userId instead")
+    return value
+
+
+def _voter_or_user(voter: str | None, user_id: UUID | None) -> None:
+    if voter is not None and user_id is not None:
+        raise ValidationFailed("userId: give either voter or userId, not both", field="userId")
+
+
+Voter = Annotated[
+    str | None,
+    Field(default=None, min_length=1, max_length=255),
+    AfterValidator(_not_a_user_voter),
+]
+
+
 class VoteRequest(Body):
     """Optional: an empty body is an upvote by the key."""
 
     model_config = example({"voter": "user:42", "value": 1})
 
-    voter: str | None = Field(default=None, min_length=1, max_length=255)
+    voter: Voter = None
     """Who votes; `key:<keyId>` when absent. A voter's second vote replaces the first"""
     value: Literal[-1, 1] = 1
     """+1 or -1"""
+    userId: UUID | None = None
+    """An end user of the workspace who votes (instead of `voter`): the vote's voter is
+    `user:<userId>`, and the user's customer is linked to the idea while the user votes +1"""
+
+    @model_validator(mode="after")
+    def _one_voter(self) -> VoteRequest:
+        _voter_or_user(self.voter, self.userId)
+        return self
 
     @field_validator("value", mode="before")
     @classmethod
@@ -171,8 +207,15 @@ class VoteRequest(Body):
 
 
 class UnvoteQuery(Query):
-    voter: str | None = Field(default=None, min_length=1, max_length=255)
+    voter: Voter = None
     """Whose vote to remove; `key:<keyId>` when absent, as for a vote"""
+    userId: UUID | None = None
+    """The end user whose vote to remove (instead of `voter`)"""
+
+    @model_validator(mode="after")
+    def _one_voter(self) -> UnvoteQuery:
+        _voter_or_user(self.voter, self.userId)
+        return self
 
 
 Sentiment = Literal["positive", "neutral", "negative"]

@@ -422,6 +422,8 @@ class VoteItem(Out):
     """+1 or -1"""
     createdAt: datetime
     """When (a replaced vote keeps the time of the replacement)"""
+    userId: UUID | None
+    """The end user who votes (voter `user:<userId>`); null for other voters"""
 
 
 class VoteBreakdown(Out):
@@ -434,7 +436,14 @@ class VoteBreakdown(Out):
             "downvotes": 2,
             "publicVoteCount": 3,
             "requestCount": 5,
-            "votes": [{"voter": "user:42", "value": 1, "createdAt": "2025-03-14T09:26:53.589793Z"}],
+            "votes": [
+                {
+                    "voter": "user:5b0e7c1a-3f2d-4c8e-9a61-2d4f8b7e9c03",
+                    "value": 1,
+                    "createdAt": "2025-03-14T09:26:53.589793Z",
+                    "userId": "5b0e7c1a-3f2d-4c8e-9a61-2d4f8b7e9c03",
+                }
+            ],
         }
     )
 
