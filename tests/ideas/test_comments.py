@@ -581,3 +581,40 @@ async def test_internal_routes_export_and_erase_a_users_comments(
         }
     finally:
         await receiver.stop()
+
+
+async def test_a_users_comments_author_export_and_erasure(
+    ws: Workspace, new_workspace: Any
+) -> None:
+    """A comment with `userId` has the end user as its author (`{"type": "user", "id", "name"}`);
+    another workspace's user is 404 on the comment; the user's export lists the comment, and
+    the user's erasure removes it (a reply by someone else stays, its `parentId` kept) and takes
+    it out of `commentCount`."""
+    api = ws.api
+    r = await api.post("/api/v1/users", json={"name": "Dana Reyes", "email": "dana@acme.test"})
+    assert r.status == 200, r.body
+    user = r.data
+    idea = await new_idea(api)
+    mine = await comment(api, idea["id"], "Dark mode please", userId=user["id"])
+    assert mine["author"] == {"type": "user", "id": user["id"], "name": "Dana Reyes"}
+    reply = await comment(api, idea["id"], "On the roadmap", parentId=mine["id"])
+    assert reply["author"]["type"] == "key"
+    assert await count(api, idea["id"]) == 2
+
+    other = await new_workspace()
+    r = await other.api.post(
+        comments_path((await new_idea(other.api))["id"]),
+        json={"body": "Not mine", "userId": user["id"]},
+    )
+    assert r.status == 404, r.body
+
+    r = await api.get(f"/api/v1/users/{user['id']}/export")
+    assert r.status == 200, r.body
+    assert [c["id"] for c in r.data["comments"]] == [mine["id"]]
+
+    r = await api.delete(f"/api/v1/users/{user['id']}")
+    assert r.status == 200, r.body
+    assert r.data["commentsRemoved"] == 1
+    left = await listed(api, idea["id"])
+    assert [c["id"] for c in left] == [reply["id"]] and left[0]["parentId"] == mine["id"]
+    assert await count(api, idea["id"]) == 1
