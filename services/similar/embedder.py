@@ -41,6 +41,7 @@ from libs.common.messaging import SEQ_HEADER, Broker, Consumer, Idempotent
 from libs.common.settings import load_or_exit
 from libs.common.tasks import raise_if_cancelled
 from libs.common.web import BROKER, PG_POOL, create_app, runner
+from libs.common.web.serving import freeze_startup_objects, watch_loop
 
 from .embedding import Embedder, StaticEmbedder, idle_thread, make_embedder, place_model_process
 from .settings import SimilarSettings
@@ -200,10 +201,16 @@ async def serve(settings: SimilarSettings) -> None:
             )
             await consumer.start()
             tasks.append(asyncio.create_task(catch_up_once(pool, batches)))
+            # As every process does once it serves: what it allocated to start (the model's
+            # tables among it) out of the cyclic collector's scans, and its loop's lag watched
+            # (docs/performance.md).
+            frozen = freeze_startup_objects()
+            tasks.append(asyncio.create_task(watch_loop(settings.loop_blocked_log_ms / 1000)))
             log.info(
                 "embedder_started",
                 nice=os.getpriority(os.PRIO_PROCESS, 0),
                 cpu=settings.similar_embed_cpu,
+                gc_frozen=frozen,
             )
         await stop.wait()
     finally:
