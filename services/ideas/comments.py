@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 import aiopg
+import orjson
 
 from libs.common import db
 from libs.common.caller import Caller
@@ -265,7 +266,10 @@ async def of_user(cur: aiopg.Cursor, workspace_id: uuid.UUID, user_id: uuid.UUID
 
 async def remove_user(cur: aiopg.Cursor, who: Caller, user_id: uuid.UUID) -> int:
     """Delete every comment the user wrote (their replies stay, `parent_id` kept): each
-    idea's count follows and each comment emits `comment.deleted`. Returns how many."""
+    idea's count follows and each comment emits `comment.deleted`, its author's `name` null:
+    this is the user's erasure, whose last step redacts the name from the delivery log, and
+    the event would otherwise be delivered (and stored) after that step with the name in it.
+    Returns how many."""
     removed = 0
     while True:
         # The ideas first, locked in id order like any write (no deadlock with them); a
@@ -295,5 +299,12 @@ async def remove_user(cur: aiopg.Cursor, who: Caller, user_id: uuid.UUID) -> int
             delta = -sum(1 for r in rows if r["idea_id"] == idea_id and not r["internal"])
             ideas[idea_id] = await _count(cur, who.workspace_id, idea_id, delta)
         for r in rows:
-            await _emit(cur, who, "comment.deleted", r["comment"], ideas[r["idea_id"]])
+            await _emit(cur, who, "comment.deleted", _nameless(r["comment"]), ideas[r["idea_id"]])
         removed += len(rows)
+
+
+def _nameless(comment: str) -> str:
+    """The Comment JSON with its author's name null (an erased user's comment)."""
+    body = orjson.loads(comment)
+    body["author"]["name"] = None
+    return orjson.dumps(body).decode()
