@@ -271,6 +271,7 @@ def seed(
         "links": c.get("customers.idea_links", 0),
         "users": c.get("customers.users", 0),
         "userVotes": c.get("user votes", 0),
+        "comments": c.get("comments", 0),
         "seconds": round(time.monotonic() - started, 1),
     }
 

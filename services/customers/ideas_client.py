@@ -8,10 +8,8 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
 from aiohttp import web
 
-from libs.common.errors import ServiceUnavailable
 from libs.common.web import PEERS, caller
 
 
@@ -65,28 +63,26 @@ async def erase_user(request: web.Request, user_id: uuid.UUID, email: str | None
 
 async def _comments(request: web.Request, method: str, user_id: uuid.UUID) -> Any:
     """The comments interface of the ideas service (`GET` / `DELETE /internal/users/{userId}
-    /comments`, docs/customers.md, Erasure and export). It answers any user, with none as
-    `[]` or `{"removed": 0}`: a 404 is an ideas service without comments (one that predates
-    them), which holds none to export or erase."""
-    status, body = await request.app[PEERS].call(
+    /comments`, docs/customers.md, Erasure and export). It answers any user of the workspace,
+    one without comments as `[]` or `{"removed": 0}`, so no 404 means "none": the route never
+    answers 404 for a well-formed user id, and a 404 could only come from an ideas service
+    that lacks the route (one mid-upgrade, or a wrong peer address). Taking that for "no
+    comments" would export an incomplete copy and report an erasure that left the comments
+    behind, so any answer but 200 is 503 (`Peers.data` without `missing`) and the caller
+    retries."""
+    return await request.app[PEERS].data(
         caller(request), "ideas", method, f"/internal/users/{user_id}/comments"
     )
-    if status == 404:
-        return None
-    if status != 200:
-        raise ServiceUnavailable(f"The ideas service answered {status}")
-    return orjson.loads(body)["data"]
 
 
 async def user_comments(request: web.Request, user_id: uuid.UUID) -> list[Any]:
     """The user's comments (Comment objects, oldest first)."""
-    return (await _comments(request, "GET", user_id)) or []
+    return list(await _comments(request, "GET", user_id))
 
 
 async def erase_comments(request: web.Request, user_id: uuid.UUID) -> int:
     """Remove the user's comments (replies to them stay); how many."""
-    data = await _comments(request, "DELETE", user_id)
-    return 0 if data is None else int(data["removed"])
+    return int((await _comments(request, "DELETE", user_id))["removed"])
 
 
 async def redact_deliveries(request: web.Request, email: str | None, name: str | None) -> int:

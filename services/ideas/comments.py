@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import aiopg
+import orjson
 
 from libs.common import db
 from libs.common.caller import Caller
@@ -107,6 +109,64 @@ async def create(
     idea = await _count(cur, who.workspace_id, idea_id, 0 if internal else 1)
     await _emit(cur, who, "comment.created", comment, idea)
     return comment
+
+
+@dataclass(frozen=True)
+class NewComment:
+    """A comment written directly (`record`), with its own id and time."""
+
+    id: uuid.UUID
+    idea_id: uuid.UUID
+    parent_id: uuid.UUID | None
+    body: str
+    internal: bool
+    author: Author
+    created_at: datetime
+
+
+async def record(cur: aiopg.Cursor, workspace_id: uuid.UUID, comments: list[NewComment]) -> int:
+    """Comments written directly, without events (`ideasctl seed`, a bulk load): one INSERT
+    for all of them, then each idea's `comment_count` moved by its comments that are not
+    internal and its `last_activity_at` brought up to its latest comment, as `create` does one
+    at a time. The caller vouches for the threads (a reply's parent is a top-level comment of
+    the same idea, given earlier in the list or already stored). Returns how many."""
+    if not comments:
+        return 0
+    ideas = sorted({c.idea_id for c in comments})
+    await store.lock_ideas(cur, workspace_id, ideas)
+    await cur.execute(
+        "INSERT INTO ideas.comments (workspace_id, id, idea_id, parent_id, body, internal,"
+        " author_type, author_id, author_name, created_at)"
+        " SELECT %s, * FROM unnest(%s::uuid[], %s::uuid[], %s::uuid[], %s::text[], %s::boolean[],"
+        " %s::text[], %s::uuid[], %s::text[], %s::timestamptz[])",
+        (
+            workspace_id,
+            [c.id for c in comments],
+            [c.idea_id for c in comments],
+            [c.parent_id for c in comments],
+            [c.body for c in comments],
+            [c.internal for c in comments],
+            [c.author.type for c in comments],
+            [c.author.id for c in comments],
+            [c.author.name for c in comments],
+            [c.created_at for c in comments],
+        ),
+    )
+    await cur.execute(
+        "UPDATE ideas.ideas i SET comment_count = i.comment_count + n.visible,"
+        " last_activity_at = greatest(i.last_activity_at, n.latest)"
+        " FROM (SELECT idea_id, count(*) FILTER (WHERE NOT internal) AS visible,"
+        "  max(created_at) AS latest FROM unnest(%s::uuid[], %s::boolean[], %s::timestamptz[])"
+        "  AS c (idea_id, internal, created_at) GROUP BY idea_id) n"
+        " WHERE i.workspace_id = %s AND i.id = n.idea_id",
+        (
+            [c.idea_id for c in comments],
+            [c.internal for c in comments],
+            [c.created_at for c in comments],
+            workspace_id,
+        ),
+    )
+    return len(comments)
 
 
 async def update(
@@ -206,7 +266,10 @@ async def of_user(cur: aiopg.Cursor, workspace_id: uuid.UUID, user_id: uuid.UUID
 
 async def remove_user(cur: aiopg.Cursor, who: Caller, user_id: uuid.UUID) -> int:
     """Delete every comment the user wrote (their replies stay, `parent_id` kept): each
-    idea's count follows and each comment emits `comment.deleted`. Returns how many."""
+    idea's count follows and each comment emits `comment.deleted`, its author's `name` null:
+    this is the user's erasure, whose last step redacts the name from the delivery log, and
+    the event would otherwise be delivered (and stored) after that step with the name in it.
+    Returns how many."""
     removed = 0
     while True:
         # The ideas first, locked in id order like any write (no deadlock with them); a
@@ -236,5 +299,12 @@ async def remove_user(cur: aiopg.Cursor, who: Caller, user_id: uuid.UUID) -> int
             delta = -sum(1 for r in rows if r["idea_id"] == idea_id and not r["internal"])
             ideas[idea_id] = await _count(cur, who.workspace_id, idea_id, delta)
         for r in rows:
-            await _emit(cur, who, "comment.deleted", r["comment"], ideas[r["idea_id"]])
+            await _emit(cur, who, "comment.deleted", _nameless(r["comment"]), ideas[r["idea_id"]])
         removed += len(rows)
+
+
+def _nameless(comment: str) -> str:
+    """The Comment JSON with its author's name null (an erased user's comment)."""
+    body = orjson.loads(comment)
+    body["author"]["name"] = None
+    return orjson.dumps(body).decode()

@@ -192,6 +192,70 @@ async def test_the_payloads_of_the_automation_hook_lose_the_authors_name(
         conn.close()
 
 
+async def delivery_log(api: Api, hook_id: str) -> list[dict[str, Any]]:
+    """Every delivery of the subscription with its payload, read through the API."""
+    out, cursor = [], None
+    while True:
+        r = await api.get(
+            f"/api/v1/webhooks/{hook_id}/deliveries", params={"limit": 100, "cursor": cursor}
+        )
+        assert r.status == 200, r.body
+        for d in r.data:
+            detail = await api.get(f"/api/v1/webhooks/{hook_id}/deliveries/{d['id']}")
+            assert detail.status == 200, detail.body
+            out.append(detail.data)
+        if (cursor := r.json["pagination"]["nextCursor"]) is None:
+            return out
+
+
+async def test_the_payloads_of_comment_events_lose_the_authors_name(
+    ws: Workspace, receiver: Receiver
+) -> None:
+    """A comment by a user goes to the `comment.*` subscribers with the user's name as its
+    author's `name`; after the erasure the delivery log, read through the API, carries the
+    name in no payload: the `comment.created` payload's author name is null (its id and the
+    body stay), and the `comment.deleted` the erasure itself emits does not bring it back."""
+    api = ws.api
+    r = await api.post(
+        "/api/v1/webhooks",
+        json={
+            "targetUrl": receiver.url(receiver.new_path()),
+            "events": ["comment.created", "comment.deleted"],
+        },
+    )
+    assert r.status == 200, r.body
+    hook = r.data["id"]
+    user = await new_user(api, name="Philippa Quartermaine")
+    idea = await new_idea(api)
+    r = await api.post(
+        f"/api/v1/ideas/{idea['id']}/comments",
+        json={"body": "Please add this", "userId": user["id"]},
+    )
+    assert r.status == 200, r.body
+    said = r.data
+    assert said["author"] == {"type": "user", "id": user["id"], "name": "Philippa Quartermaine"}
+    deadline = asyncio.get_running_loop().time() + 10
+    while not [d for d in await delivery_log(api, hook) if d["eventType"] == "comment.created"]:
+        assert asyncio.get_running_loop().time() < deadline, "no comment.created delivery"
+        await asyncio.sleep(0.2)
+    before = await delivery_log(api, hook)
+    assert "Philippa Quartermaine" in str(before[0]["payload"])
+
+    r = await api.delete(f"{USERS}/{user['id']}")
+    assert r.status == 200, r.body
+    assert r.data["commentsRemoved"] == 1
+    deadline = asyncio.get_running_loop().time() + 10
+    while len(log := await delivery_log(api, hook)) < 2:  # the erasure's comment.deleted
+        assert asyncio.get_running_loop().time() < deadline, [d["eventType"] for d in log]
+        await asyncio.sleep(0.2)
+    assert sorted(d["eventType"] for d in log) == ["comment.created", "comment.deleted"]
+    for d in log:
+        assert "Quartermaine" not in str(d["payload"]), d
+        comment = d["payload"]["data"]["comment"]
+        assert comment["id"] == said["id"] and comment["body"] == "Please add this"
+        assert comment["author"] == {"type": "user", "id": user["id"], "name": None}
+
+
 async def test_an_erased_users_vote_does_not_come_back_with_an_unmerge(api: Api) -> None:
     """A vote a merge moved and recorded is not given back by the unmerge once its user was
     erased; a direct link of the user's customer survives the erasure."""

@@ -157,3 +157,11 @@ async def test_webhooks_section_describes_every_event(api: Api) -> None:
     for name, item in doc["webhooks"].items():
         media = item["post"]["requestBody"]["content"]["application/json"]
         assert "$ref" in media["schema"] and "example" in media, name
+
+
+async def test_the_user_export_lists_comments_as_comment_objects(api: Api) -> None:
+    """The export's `comments` are Comment objects in the document (they were generic objects,
+    so a client generated from it got untyped maps)."""
+    doc = (await api.with_key(None).get("/api/v1/openapi.json")).json
+    export = doc["components"]["schemas"]["UserExport"]
+    assert export["properties"]["comments"]["items"] == {"$ref": "#/components/schemas/Comment"}

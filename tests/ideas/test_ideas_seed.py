@@ -329,3 +329,44 @@ async def test_seed_makes_end_users_who_vote_for_their_companies(
             assert cur.fetchall() == before
     finally:
         conn.close()
+
+
+async def test_seed_comments_keep_their_ideas_counts(system: System, new_workspace) -> None:
+    """The seed's comments, read through the API: each seeded idea's commentCount is the number
+    of its listed comments that are not internal, and they include comments by the seed's end
+    users (author type user, id and name of a listed user), internal notes by the workspace's
+    key and replies to top-level comments of the same idea."""
+    ws = await new_workspace()
+    result = await ctl(system, "seed", "--workspace", ws.id, "--ideas", "200", "--customers", "8")
+    assert result["comments"] > 0
+    users = {
+        u["id"]: u["name"] for u in (await ws.api.get("/api/v1/users", params={"limit": 100})).data
+    }
+    ideas, cursor = [], None
+    while True:
+        r = await ws.api.get("/api/v1/ideas", params={"limit": 100, "cursor": cursor})
+        ideas += r.data
+        if (cursor := r.json["pagination"]["nextCursor"]) is None:
+            break
+    listed: list[dict[str, Any]] = []
+    for idea in ideas:
+        mine, cursor = [], None
+        while True:
+            r = await ws.api.get(
+                f"/api/v1/ideas/{idea['id']}/comments", params={"limit": 100, "cursor": cursor}
+            )
+            assert r.status == 200, r.body
+            mine += r.data
+            if (cursor := r.json["pagination"]["nextCursor"]) is None:
+                break
+        assert idea["commentCount"] == sum(not c["internal"] for c in mine), idea["id"]
+        tops = {c["id"] for c in mine if c["parentId"] is None}
+        assert all(c["parentId"] in tops for c in mine if c["parentId"] is not None)
+        assert all(c["createdAt"] >= idea["createdAt"] for c in mine)
+        listed += mine
+    assert 0 < len(listed) <= result["comments"]  # the rest are on deleted ideas
+    by_users = [c for c in listed if c["author"]["type"] == "user"]
+    assert by_users and all(users[c["author"]["id"]] == c["author"]["name"] for c in by_users)
+    assert any(c["internal"] for c in listed) and any(c["parentId"] for c in listed)
+    keys = {c["author"]["id"] for c in listed if c["author"]["type"] == "key"}
+    assert keys == {ws.key_id}

@@ -11,8 +11,9 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from libs.api.base import Out, data_of, example, page_of
+from libs.api.ideas import examples as idea_examples
 from libs.api.ideas.requests import EMAIL
-from libs.api.ideas.schemas import Idea, Signal
+from libs.api.ideas.schemas import Comment, Idea, Signal
 from libs.common.errors import ValidationFailed
 from libs.common.validation import Body, stored_json_size
 
@@ -184,7 +185,12 @@ class UserExport(Out):
                     "createdAt": "2025-03-02T09:30:00.000000Z",
                 }
             ],
-            "comments": [],
+            "comments": [
+                {
+                    **idea_examples.COMMENT,
+                    "author": {"type": "user", "id": USER_ID, "name": USER["name"]},
+                }
+            ],
             "ideas": [],
             "signals": [],
         }
@@ -194,8 +200,8 @@ class UserExport(Out):
     """The user"""
     votes: list[UserVote]
     """The user's votes, oldest first"""
-    comments: list[dict[str, Any]]
-    """The user's comments (Comment objects), oldest first"""
+    comments: list[Comment]
+    """The user's comments, oldest first (internal ones too)"""
     ideas: list[Idea]
     """Ideas the user asked for (their `sourceUserId`): erasure keeps them, without author"""
     signals: list[UserSignal]

@@ -243,7 +243,8 @@ class CommentAuthor(Out):
     id: UUID
     """The user's id, or the API key's id"""
     name: str | None
-    """The user's name (null when the user has none), or the key's name"""
+    """The user's name (null when the user has none, and in the `comment.deleted` events
+    of the user's erasure), or the key's name"""
 
 
 class Comment(Out):
