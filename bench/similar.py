@@ -24,6 +24,7 @@ Results: bench/results/similar.json and .md.
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import json
 import os
@@ -34,6 +35,7 @@ import struct
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,14 +58,15 @@ from bench.common import (
     seed_ideas,
     start_system,
     stop_system,
+    table,
     timed_loop,
+    write_results,
 )
 from services.similar import index as similar
 from services.similar.embedding import DIM, MODEL_ID, idea_text, quantize
 from services.similar.index import Index, text_hash
 from tests.support.processes import AMQP_URL, System, create_database, drop_database
 
-RESULTS = Path(__file__).parent / "results"
 SIZES = [int(s) for s in os.environ.get("BENCH_SIMILAR_SIZES", "100000,1000000").split(",") if s]
 SECONDS = float(os.environ.get("BENCH_SECONDS", "8"))
 CLIENTS = 4
@@ -377,8 +380,8 @@ def cpu_by_part(system: System) -> dict[str, float]:
         name, ppid, cpu = found
         if pid in part_of:
             part = "model" if part_of[pid] == "similar-embedder" else part_of[pid]
-        elif part_of.get(ppid) in ("ideas", "similar"):  # a model process (an older tree's
-            part = "model"  # embedder, the search process's transformer worker)
+        elif part_of.get(ppid) == "similar":  # the search process's transformer worker
+            part = "model"
         elif name.startswith("postgres"):
             part = "postgres"
         elif name.startswith("beam"):
@@ -476,19 +479,23 @@ async def alternating(
     return results[0], dict(zip(names, results[1:], strict=True)), phases
 
 
-def by_phase(
-    result: dict[str, Any],
-    phases: list[Phase],
-    base: str,
-    against: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    """The requests of an alternating run by phase type: p50, p99 and rate of all its requests
-    together, and the median of its phases' own p99s (each phase's second alone: a stall of
-    the whole machine now and then, seen in every phase type alike, moves the pooled p99 of
-    the type it lands in, the median hardly). Each other type's changes of both against
-    `base`'s, with 90% intervals (a bootstrap over the rounds: the rounds drawn with
-    replacement, `BOOTSTRAP` times); `against` adds, for a type, its changes against another
-    type's (`p99_change_vs`, `phase_p99_median_change_vs` and their intervals)."""
+def _p(values: np.ndarray, q: float) -> float:
+    return float(np.percentile(values, q, method="inverted_cdf"))
+
+
+def _pooled_p99(rounds: dict[int, np.ndarray], pick: Any) -> float:
+    return _p(np.concatenate([rounds[r] for r in pick]), 99)
+
+
+def _median_p99(rounds: dict[int, np.ndarray], pick: Any) -> float:
+    return float(np.median([_p(rounds[r], 99) for r in pick]))
+
+
+def _phase_parts(
+    result: dict[str, Any], phases: list[Phase]
+) -> tuple[dict[str, dict[int, np.ndarray]], dict[str, float]]:
+    """The latencies of a run's requests by phase type and round (warm rounds and each
+    phase's guard left out), and each type's seconds."""
     latency = np.asarray(result["latencies_ms"])
     sent = np.asarray(result["sent_at"])
     order = np.argsort(sent)
@@ -502,50 +509,70 @@ def by_phase(
         if hi > lo:
             parts.setdefault(name, {})[rnd] = latency[lo:hi]
             seconds[name] = seconds.get(name, 0.0) + end - start - GUARD_S
+    return parts, seconds
 
-    def p(values: np.ndarray, q: float) -> float:
-        return float(np.percentile(values, q, method="inverted_cdf"))
 
-    def pooled_p99(rounds: dict[int, np.ndarray], pick: Any) -> float:
-        return p(np.concatenate([rounds[r] for r in pick]), 99)
+def _phase_summary(rounds: dict[int, np.ndarray], seconds: float) -> dict[str, Any]:
+    values = np.concatenate(list(rounds.values()))
+    return {
+        "phases": len(rounds),
+        "requests": len(values),
+        "rps": round(len(values) / seconds, 1),
+        "p50_ms": round(_p(values, 50), 2),
+        "p99_ms": round(_p(values, 99), 2),
+        "phase_p99_median_ms": round(_median_p99(rounds, list(rounds)), 2),
+        "phase_p99_max_ms": round(max(_p(v, 99) for v in rounds.values()), 2),
+    }
 
-    def median_p99(rounds: dict[int, np.ndarray], pick: Any) -> float:
-        return float(np.median([p(rounds[r], 99) for r in pick]))
 
-    out: dict[str, Any] = {}
-    for name, rounds in parts.items():
-        values = np.concatenate(list(rounds.values()))
-        out[name] = {
-            "phases": len(rounds),
-            "requests": len(values),
-            "rps": round(len(values) / seconds[name], 1),
-            "p50_ms": round(p(values, 50), 2),
-            "p99_ms": round(p(values, 99), 2),
-            "phase_p99_median_ms": round(median_p99(rounds, list(rounds)), 2),
-            "phase_p99_max_ms": round(max(p(v, 99) for v in rounds.values()), 2),
-        }
+def _changes(
+    out: dict[str, Any],
+    parts: dict[str, dict[int, np.ndarray]],
+    rng: np.random.Generator,
+    pair: tuple[str, str],
+    suffix: str,
+) -> None:
+    """`pair`'s first type's pooled p99 and phases' median p99 against the second's, with 90%
+    intervals (a bootstrap over their common rounds), into `out`."""
+    name, other = pair
+    common = sorted(set(parts[name]) & set(parts[other]))
+    for key, stat in (("p99", _pooled_p99), ("phase_p99_median", _median_p99)):
+        draws = []
+        for _ in range(BOOTSTRAP):
+            pick = rng.choice(common, len(common))
+            draws.append(stat(parts[name], pick) / stat(parts[other], pick) - 1)
+        point = out[name][f"{key}_ms"] / out[other][f"{key}_ms"] - 1
+        out[name][f"{key}_change{suffix}"] = round(point, 3)
+        out[name][f"{key}_change{suffix}_90"] = [
+            round(float(np.percentile(draws, 5)), 3),
+            round(float(np.percentile(draws, 95)), 3),
+        ]
+
+
+def by_phase(
+    result: dict[str, Any],
+    phases: list[Phase],
+    base: str,
+    against: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The requests of an alternating run by phase type: p50, p99 and rate of all its requests
+    together, and the median of its phases' own p99s (each phase's second alone: a stall of
+    the whole machine now and then, seen in every phase type alike, moves the pooled p99 of
+    the type it lands in, the median hardly). Each other type's changes of both against
+    `base`'s, with 90% intervals (a bootstrap over the rounds: the rounds drawn with
+    replacement, `BOOTSTRAP` times); `against` adds, for a type, its changes against another
+    type's (`p99_change_vs`, `phase_p99_median_change_vs` and their intervals)."""
+    parts, seconds = _phase_parts(result, phases)
+    out: dict[str, Any] = {
+        name: _phase_summary(rounds, seconds[name]) for name, rounds in parts.items()
+    }
     rng = np.random.default_rng(0)
-
-    def changes(name: str, other: str, suffix: str) -> None:
-        common = sorted(set(parts[name]) & set(parts[other]))
-        for key, stat in (("p99", pooled_p99), ("phase_p99_median", median_p99)):
-            draws = []
-            for _ in range(BOOTSTRAP):
-                pick = rng.choice(common, len(common))
-                draws.append(stat(parts[name], pick) / stat(parts[other], pick) - 1)
-            point = out[name][f"{key}_ms"] / out[other][f"{key}_ms"] - 1
-            out[name][f"{key}_change{suffix}"] = round(point, 3)
-            out[name][f"{key}_change{suffix}_90"] = [
-                round(float(np.percentile(draws, 5)), 3),
-                round(float(np.percentile(draws, 95)), 3),
-            ]
-
     for name in parts:
         if name != base:
-            changes(name, base, "")
+            _changes(out, parts, rng, (name, base), "")
     for name, other in (against or {}).items():
         out[name]["vs"] = other
-        changes(name, other, "_vs")
+        _changes(out, parts, rng, (name, other), "_vs")
     return out
 
 
@@ -585,6 +612,95 @@ def stalls(result: dict[str, Any], lateness: dict[str, int]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class Targets:
+    """The reads' and the similar queries' requests of `reads_comparison`."""
+
+    headers: dict[str, str]
+    reads: list[str]  # `GET /ideas?limit=25` and `GET /ideas/{id}`, in turn
+    read_one: list[str]  # `GET /ideas/{id}`
+    similar: str
+    bodies: list[bytes]
+
+
+def targets(system: System, key: str, ids: list[str]) -> Targets:
+    base = system.base_url
+    return Targets(
+        headers={**client_headers(key), "Content-Type": "application/json"},
+        reads=[
+            f"{base}/api/v1/ideas?limit=25" if i % 2 == 0 else f"{base}/api/v1/ideas/{ids[i]}"
+            for i in range(len(ids))
+        ],
+        read_one=[f"{base}/api/v1/ideas/{i}" for i in ids],
+        similar=f"{base}/api/v1/ideas/similar",
+        bodies=[json.dumps({"title": TEXTS[n % 8] + f" {n}"}).encode() for n in range(len(ids))],
+    )
+
+
+async def saturated_reads(system: System, t: Targets) -> tuple[dict[str, Any], list[float]]:
+    """The saturated run: the reads from `CLIENTS` clients, alone and beside similar queries
+    from 2 (`by_phase`), and the similar queries' latencies."""
+    await settle(system)
+    result, loaded, phases = await alternating(
+        lambda windows: loop_run(t.reads, t.headers, CLIENTS, 0, windows=windows),
+        {
+            "alone": None,
+            "similar": lambda windows: loop_run(
+                [t.similar], t.headers, 2, 0, "POST", t.bodies, windows
+            ),
+        },
+        round(ALTERNATING_S / 4),
+    )
+    return by_phase(result, phases, "alone"), loaded["similar"]["latencies_ms"]
+
+
+def paced_rates(saturated: dict[str, Any], similar_in_reads: float) -> dict[str, float]:
+    """The paced run's rates: the reads at half what they reached beside similar queries,
+    saturated; the similar queries at `SIMILAR_SHARE` of that; the control at their CPU."""
+    reads_rps = round(saturated["similar"]["rps"] / 2)
+    similar_rps = round(reads_rps * SIMILAR_SHARE, 1)
+    return {
+        "reads": reads_rps,
+        "similar": similar_rps,
+        "control": round(similar_rps * similar_in_reads, 1),
+    }
+
+
+async def paced_reads(system: System, t: Targets, rates: dict[str, float]) -> dict[str, Any]:
+    """The paced run (`ALTERNATING_S`): the reads alone, beside similar queries, beside the
+    control and beside as many more reads as similar queries; what else was late meanwhile."""
+
+    def paced(url: str, rate: float, **kw: Any) -> Any:
+        return lambda windows: paced_run(
+            url, t.headers, rate, 0, raw=True, windows=windows, warm=4, **kw
+        )
+
+    await settle(system)
+    lateness = await loop_lateness(system)
+    result, loaded, phases = await alternating(
+        paced(t.reads[0], rates["reads"], paths=t.reads),
+        {
+            "alone": None,
+            "similar": paced(t.similar, rates["similar"], method="POST", bodies=t.bodies),
+            "control": paced(t.read_one[0], rates["control"], paths=t.read_one),
+            # as many more requests as similar queries: what any route at their rate costs
+            "as_many_reads": paced(t.read_one[0], rates["similar"], paths=t.read_one),
+        },
+        ALTERNATING_S,
+    )
+    after = await loop_lateness(system)
+    return {
+        "paced": by_phase(result, phases, "alone", {"similar": "as_many_reads"}),
+        "paced_stalls": stalls(result, {k: v - lateness.get(k, 0) for k, v in after.items()}),
+        # each load generator's CPU a request: the machine's too, beside the system's
+        "paced_generators_cpu_ms": {
+            "reads": result.get("cpu_ms_per_request"),
+            **{name: r.get("cpu_ms_per_request") for name, r in loaded.items()},
+        },
+        "similar_ms": loaded["similar"]["latencies_ms"],
+    }
+
+
 async def reads_comparison(
     system: System,
     key: str,
@@ -594,73 +710,20 @@ async def reads_comparison(
 ) -> dict[str, Any]:
     """The reads' side of `mixed`, on a workspace with `ids` (key `key`): `by_phase` of the
     saturated run and of the paced one, the similar queries' own latencies in each
-    (`similar_beside_reads`, p50, p99 and count; the search process runs in the idle scheduling class: it takes the CPU the
-    reads leave), and the paced rates (`rates`: reads, similar, control), from the saturated
-    run unless given (to offer another system the same load)."""
-    base = system.base_url
-    headers = {**client_headers(key), "Content-Type": "application/json"}
-    read_urls = [
-        f"{base}/api/v1/ideas?limit=25" if i % 2 == 0 else f"{base}/api/v1/ideas/{ids[i]}"
-        for i in range(len(ids))
-    ]
-    similar_url = f"{base}/api/v1/ideas/similar"
-    similar_bodies = [
-        json.dumps({"title": TEXTS[n % 8] + f" {n}"}).encode() for n in range(len(ids))
-    ]
-    read_one_urls = [f"{base}/api/v1/ideas/{i}" for i in ids]
-    similar_ms: dict[str, list[float]] = {}
-
-    await settle(system)
-    result, loaded, phases = await alternating(
-        lambda windows: loop_run(read_urls, headers, CLIENTS, 0, windows=windows),
-        {
-            "alone": None,
-            "similar": lambda windows: loop_run(
-                [similar_url], headers, 2, 0, "POST", similar_bodies, windows
-            ),
-        },
-        round(ALTERNATING_S / 4),
-    )
-    saturated = by_phase(result, phases, "alone")
-    similar_ms["saturated"] = loaded["similar"]["latencies_ms"]
+    (`similar_beside_reads`, p50, p99 and count; the search process runs in the idle scheduling
+    class: it takes the CPU the reads leave), and the paced rates (`rates`: reads, similar,
+    control), from the saturated run unless given (to offer another system the same load)."""
+    t = targets(system, key, ids)
+    saturated, similar_saturated = await saturated_reads(system, t)
     if rates is None:
-        reads_rps = round(saturated["similar"]["rps"] / 2)
-        similar_rps = round(reads_rps * SIMILAR_SHARE, 1)
-        rates = {
-            "reads": reads_rps,
-            "similar": similar_rps,
-            "control": round(similar_rps * similar_in_reads, 1),
-        }
-
-    def paced(url: str, rate: float, **kw: Any) -> Any:
-        return lambda windows: paced_run(
-            url, headers, rate, 0, raw=True, windows=windows, warm=4, **kw
-        )
-
-    await settle(system)
-    lateness = await loop_lateness(system)
-    result, loaded, phases = await alternating(
-        paced(read_urls[0], rates["reads"], paths=read_urls),
-        {
-            "alone": None,
-            "similar": paced(similar_url, rates["similar"], method="POST", bodies=similar_bodies),
-            "control": paced(read_one_urls[0], rates["control"], paths=read_one_urls),
-            # as many more requests as similar queries: what any route at their rate costs
-            "as_many_reads": paced(read_one_urls[0], rates["similar"], paths=read_one_urls),
-        },
-        ALTERNATING_S,
-    )
-    similar_ms["paced"] = loaded["similar"]["latencies_ms"]
-    after = await loop_lateness(system)
+        rates = paced_rates(saturated, similar_in_reads)
+    paced = await paced_reads(system, t, rates)
+    similar_ms = {"saturated": similar_saturated, "paced": paced["similar_ms"]}
     return {
         "saturated": saturated,
-        "paced": by_phase(result, phases, "alone", {"similar": "as_many_reads"}),
-        "paced_stalls": stalls(result, {k: v - lateness.get(k, 0) for k, v in after.items()}),
-        # each load generator's CPU a request: the machine's too, beside the system's
-        "paced_generators_cpu_ms": {
-            "reads": result.get("cpu_ms_per_request"),
-            **{name: r.get("cpu_ms_per_request") for name, r in loaded.items()},
-        },
+        "paced": paced["paced"],
+        "paced_stalls": paced["paced_stalls"],
+        "paced_generators_cpu_ms": paced["paced_generators_cpu_ms"],
         "similar_beside_reads": {
             mode: {
                 "p50_ms": round(percentile(took, 50), 2),
@@ -671,6 +734,126 @@ async def reads_comparison(
         },
         "rates": rates,
     }
+
+
+async def create_idea(c: Client, i: int) -> None:
+    await c.call(
+        "POST",
+        "/api/v1/ideas",
+        json={"title": f"Created idea {i}", "summary": "Something to embed"},
+    )
+
+
+def paced_creates(system: System, key: str, rate: float) -> dict[str, Any]:
+    headers = {**client_headers(key), "Content-Type": "application/json"}
+    body = json.dumps({"title": "Paced idea", "summary": "Something to embed"}).encode()
+    url = f"{system.base_url}/api/v1/ideas"
+    return paced_run(url, headers, rate, SECONDS, method="POST", body=body, raw=True)
+
+
+Creates = tuple[dict[str, list[dict[str, Any]]], dict[str, list[float]]]  # runs, caught up s
+
+
+async def create_phase(
+    system: System, c: Client, ws: dict[str, Any], rate: float | None, with_embeddings: bool
+) -> tuple[str, dict[str, Any], float | None]:
+    """One side of the creates' comparison: from `CLIENTS` clients as fast as they go, or
+    offered at `rate` a second (open loop); the `similar` queue unbound for the run without
+    embeddings. Its name, its result, and with embeddings, the seconds until they caught up."""
+    name = "create" if rate is None else "create_paced"
+    name += "_with_embeddings" if with_embeddings else "_without_embeddings"
+    await settle(system)
+    since = db_now(system)
+    if not with_embeddings:
+        await bind(system, False)
+    try:
+        if rate is not None:
+            result = await asyncio.to_thread(paced_creates, system, ws["key"], rate)
+        else:
+            result = await timed_loop(
+                functools.partial(create_idea, c), CLIENTS, SECONDS, 5_000, raw=True
+            )
+    finally:
+        if not with_embeddings:
+            await bind(system, True)
+    caught = await caught_up(system, ws["id"], since) if with_embeddings else None
+    return name, result, caught
+
+
+async def create_runs(
+    system: System, c: Client, ws: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, list[float]], float]:
+    """`ROUNDS` rounds of creates, the two sides in turn and their order swapped each round,
+    saturated and then paced at half the rate the side with embeddings reached in the first
+    round: each side's latencies pooled, the seconds each burst's embeddings took to catch
+    up, and the paced rate."""
+    runs: dict[str, list[dict[str, Any]]] = {}
+    caught: dict[str, list[float]] = {"saturated": [], "paced": []}
+    rate: float | None = None
+    for r in range(ROUNDS):
+        order = (True, False) if r % 2 == 0 else (False, True)
+        for paced in (False, True):
+            if paced and rate is None:
+                rate = round(runs["create_with_embeddings"][0]["rps"] / 2)
+            for with_embeddings in order:
+                name, result, took = await create_phase(
+                    system, c, ws, rate if paced else None, with_embeddings
+                )
+                runs.setdefault(name, []).append(result)
+                if took is not None:
+                    caught["paced" if paced else "saturated"].append(took)
+    assert rate is not None
+    return {name: pooled(results) for name, results in runs.items()}, caught, rate
+
+
+def reads_fields(reads: dict[str, Any], caught: dict[str, list[float]]) -> dict[str, Any]:
+    """`mixed`'s figures of the reads' runs (`reads_comparison`) and of the embeddings'
+    catching up."""
+    saturated, paced = reads["saturated"], reads["paced"]
+    beside = reads["similar_beside_reads"]
+    return {
+        "rounds": ROUNDS,
+        "alternating": {
+            "phase_s": PHASE_S,
+            "guard_s": GUARD_S,
+            "saturated_s": round(ALTERNATING_S / 4),
+            "warm_rounds": WARM_ROUNDS,
+            "paced_s": ALTERNATING_S,
+        },
+        "reads_alone": saturated["alone"],
+        "reads_under_similar_load": saturated["similar"],
+        "reads_paced_alone": paced["alone"],
+        "reads_paced_under_similar_load": paced["similar"],
+        "reads_paced_beside_control": paced["control"],
+        "reads_paced_beside_as_many_reads": paced["as_many_reads"],
+        "embeddings_caught_up_s": max(caught["saturated"]),
+        "paced_embeddings_caught_up_s": max(caught["paced"]),
+        "similar_calls_meanwhile": beside["saturated"]["requests"],
+        "similar_calls_meanwhile_paced": beside["paced"]["requests"],
+        "similar_paced_rate": reads["rates"]["similar"],
+        **{f"similar_beside_reads_{mode}": summary for mode, summary in beside.items()},
+    }
+
+
+def changes(out: dict[str, Any], reads: dict[str, Any]) -> dict[str, Any]:
+    """The creates' p50 with embeddings against without, and the reads' p99 changes."""
+    saturated, paced = reads["saturated"], reads["paced"]
+    found: dict[str, Any] = {}
+    for name, changed, base in (
+        ("create_p50_slowdown", "create_with_embeddings", "create_without_embeddings"),
+        (
+            "create_paced_p50_slowdown",
+            "create_paced_with_embeddings",
+            "create_paced_without_embeddings",
+        ),
+    ):
+        b = out[base]["p50_ms"]
+        found[name] = round(out[changed]["p50_ms"] / b - 1, 3) if b else None
+    found["reads_p99_change"] = saturated["similar"]["p99_change"]
+    found["reads_paced_p99_change"] = paced["similar"]["p99_change"]
+    found["reads_paced_control_p99_change"] = paced["control"]["p99_change"]
+    found["reads_paced_as_many_reads_p99_change"] = paced["as_many_reads"]["p99_change"]
+    return found
 
 
 async def mixed(
@@ -696,97 +879,14 @@ async def mixed(
     that many more requests through the gateway cost. Every load comes from a process of its
     own."""
     ws, c, ids = await small_workspace(system, session)
-    headers = {**client_headers(ws["key"]), "Content-Type": "application/json"}
-    runs: dict[str, list[dict[str, Any]]] = {}
-    caught: dict[str, list[float]] = {"saturated": [], "paced": []}
-    rates: dict[str, float] = {}
-
-    async def create(i: int) -> None:
-        await c.call(
-            "POST",
-            "/api/v1/ideas",
-            json={"title": f"Created idea {i}", "summary": "Something to embed"},
-        )
-
-    def paced_creates(rate: float) -> dict[str, Any]:
-        body = json.dumps({"title": "Paced idea", "summary": "Something to embed"}).encode()
-        url = f"{system.base_url}/api/v1/ideas"
-        return paced_run(url, headers, rate, SECONDS, method="POST", body=body, raw=True)
-
-    async def creates(paced: bool, with_embeddings: bool) -> None:
-        name = "create_paced" if paced else "create"
-        name += "_with_embeddings" if with_embeddings else "_without_embeddings"
-        await settle(system)
-        since = db_now(system)
-        if not with_embeddings:
-            await bind(system, False)
-        try:
-            if paced:
-                result = await asyncio.to_thread(paced_creates, rates["create"])
-            else:
-                result = await timed_loop(create, CLIENTS, SECONDS, 5_000, raw=True)
-        finally:
-            if not with_embeddings:
-                await bind(system, True)
-        runs.setdefault(name, []).append(result)
-        if with_embeddings:
-            caught["paced" if paced else "saturated"].append(
-                await caught_up(system, ws["id"], since)
-            )
-
-    for r in range(ROUNDS):
-        order = (True, False) if r % 2 == 0 else (False, True)
-        for with_embeddings in order:
-            await creates(False, with_embeddings)
-        rates.setdefault("create", round(runs["create_with_embeddings"][0]["rps"] / 2))
-        for with_embeddings in order:
-            await creates(True, with_embeddings)
-    out: dict[str, Any] = {name: pooled(results) for name, results in runs.items()}
-
+    out, caught, create_rate = await create_runs(system, c, ws)
     reads = await reads_comparison(system, ws["key"], ids, similar_in_reads)
-    saturated, paced = reads["saturated"], reads["paced"]
-    rates.update(reads["rates"])
-
-    out["rounds"] = ROUNDS
-    out["alternating"] = {
-        "phase_s": PHASE_S,
-        "guard_s": GUARD_S,
-        "saturated_s": round(ALTERNATING_S / 4),
-        "warm_rounds": WARM_ROUNDS,
-    }
-    out["alternating"]["paced_s"] = ALTERNATING_S
-    out["reads_alone"] = saturated["alone"]
-    out["reads_under_similar_load"] = saturated["similar"]
-    out["reads_paced_alone"] = paced["alone"]
-    out["reads_paced_under_similar_load"] = paced["similar"]
-    out["reads_paced_beside_control"] = paced["control"]
-    out["reads_paced_beside_as_many_reads"] = paced["as_many_reads"]
-    out["embeddings_caught_up_s"] = max(caught["saturated"])
-    out["paced_embeddings_caught_up_s"] = max(caught["paced"])
-    beside = reads["similar_beside_reads"]
-    out["similar_calls_meanwhile"] = beside["saturated"]["requests"]
-    out["similar_calls_meanwhile_paced"] = beside["paced"]["requests"]
-    out["similar_paced_rate"] = rates["similar"]
-    for mode, summary in beside.items():
-        out[f"similar_beside_reads_{mode}"] = summary
-    out["control_paced_rate"] = rates["control"]
+    out.update(reads_fields(reads, caught))
+    out["control_paced_rate"] = reads["rates"]["control"]
     out["similar_in_reads"] = similar_in_reads
-    out["create_paced_rate"] = rates["create"]
-    out["reads_paced_rate"] = rates["reads"]
-    for name, changed, base in (
-        ("create_p50_slowdown", "create_with_embeddings", "create_without_embeddings"),
-        (
-            "create_paced_p50_slowdown",
-            "create_paced_with_embeddings",
-            "create_paced_without_embeddings",
-        ),
-    ):
-        b = out[base]["p50_ms"]
-        out[name] = round(out[changed]["p50_ms"] / b - 1, 3) if b else None
-    out["reads_p99_change"] = saturated["similar"]["p99_change"]
-    out["reads_paced_p99_change"] = paced["similar"]["p99_change"]
-    out["reads_paced_control_p99_change"] = paced["control"]["p99_change"]
-    out["reads_paced_as_many_reads_p99_change"] = paced["as_many_reads"]["p99_change"]
+    out["create_paced_rate"] = create_rate
+    out["reads_paced_rate"] = reads["rates"]["reads"]
+    out.update(changes(out, reads))
     out["paced_stalls"] = reads["paced_stalls"]
     out["paced_generators_cpu_ms"] = reads["paced_generators_cpu_ms"]
     return out
@@ -887,36 +987,46 @@ async def reads_before(baseline: str, after: dict[str, Any]) -> dict[str, Any]:
 
 
 def write(results: dict[str, Any]) -> None:
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "similar.json").write_text(json.dumps(results, indent=2) + "\n")
-    (RESULTS / "similar.md").write_text(markdown(results))
+    write_results("similar", results, markdown(results))
 
 
-def markdown(r: dict[str, Any]) -> str:
-    m = r["mixed"]
-    vs = m["reads_paced_under_similar_load"]
-    lines = [
-        "# Similar ideas benchmark",
-        "",
-        "`python -m bench similar` (bench/similar.py). Vectors in the index are random unit "
-        "vectors: the figures are latency and memory, not quality.",
-        "",
-        "| ideas | seed s | first search (index load) s | POST /ideas/similar, 1 client: "
-        f"p50 / p99 ms (rps) | {CLIENTS} clients: p50 / p99 ms (rps) | "
-        "search process RSS before / after load MB |",
-        "|---|---|---|---|---|---|",
+def _change(x: dict[str, Any], key: str) -> str:
+    """A change with its 90% interval, `+1.2% (-0.3% to +2.5%)`; empty when `x` has none."""
+    if f"{key}_change" not in x:
+        return ""
+    lo, hi = x[f"{key}_change_90"]
+    return f"{x[f'{key}_change']:+.1%} ({lo:+.1%} to {hi:+.1%})"
+
+
+def _latency(x: dict[str, Any]) -> str:
+    return f"{x['p50_ms']} / {x['p99_ms']} ({x['rps']})"
+
+
+def sizes_table(sizes: list[dict[str, Any]]) -> list[str]:
+    header = [
+        "ideas",
+        "seed s",
+        "first search (index load) s",
+        "POST /ideas/similar, 1 client: p50 / p99 ms (rps)",
+        f"{CLIENTS} clients: p50 / p99 ms (rps)",
+        "search process RSS before / after load MB",
     ]
-    for s in r["sizes"]:
-        one, p = s.get("similar_post_one_client"), s["similar_post"]
-        lines.append(
-            f"| {s['ideas']:,} | {s['seed_s']} | {s['first_search_s']} | "
-            + (f"{one['p50_ms']} / {one['p99_ms']} ({one['rps']}) | " if one else "— | ")
-            + f"{p['p50_ms']} / {p['p99_ms']} ({p['rps']}) | "
-            f"{s['rss_before_mb']} / {s['rss_after_load_mb']} |"
-        )
-    mem, rec = r["index_memory_1m"], r["prefilter_recall"]
-    lines += [
-        "",
+    rows = [
+        [
+            f"{s['ideas']:,}",
+            s["seed_s"],
+            s["first_search_s"],
+            _latency(one) if (one := s.get("similar_post_one_client")) else "—",
+            _latency(s["similar_post"]),
+            f"{s['rss_before_mb']} / {s['rss_after_load_mb']}",
+        ]
+        for s in sizes
+    ]
+    return table(header, rows)
+
+
+def index_note(mem: dict[str, Any], rec: dict[str, Any]) -> str:
+    return (
         f"Index memory for {mem['vectors']:,} vectors: {mem['mib_used']} MiB "
         f"({mem['bytes_per_vector']} bytes a vector: int8 vector, sign bits, id, live flag)."
         f" A search over them, in one thread: {mem['search_ms']['first_pass']} ms with the "
@@ -924,45 +1034,62 @@ def markdown(r: dict[str, Any]) -> str:
         f" Prefilter recall@10 on {rec['vectors']:,} clustered vectors: "
         f"{rec['recall_at_10_tight']} in tight clusters (10th neighbour at cosine "
         f"{rec['tenth_cosine_tight']}), {rec['recall_at_10_loose']} in loose ones "
-        f"({rec['tenth_cosine_loose']}).",
-        "",
+        f"({rec['tenth_cosine_loose']})."
+    )
+
+
+LOADS = (
+    "create_with_embeddings",
+    "create_without_embeddings",
+    "create_paced_with_embeddings",
+    "create_paced_without_embeddings",
+    "reads_alone",
+    "reads_under_similar_load",
+    "reads_paced_alone",
+    "reads_paced_under_similar_load",
+    "reads_paced_beside_control",
+    "reads_paced_beside_as_many_reads",
+)
+
+
+def loads_table(m: dict[str, Any]) -> list[str]:
+    a = m["alternating"]
+    note = (
         f"Creates: {m['rounds']} rounds, the two sides in turn; each side's latencies pooled "
         "over the rounds. Reads: one run each, saturated "
-        f"({m['alternating']['saturated_s']} s) and paced ({m['alternating']['paced_s']} s), "
-        f"in which phases of {m['alternating']['phase_s']} s take turns in a shuffled order "
-        f"(the first {m['alternating']['guard_s'] * 1000:.0f} ms of each left out); the "
-        "p99 changes with a 90% interval, a bootstrap over the rounds of phases.",
-        "",
-        "| load | p50 ms | p99 ms | rps | p99 vs alone (90% interval) | phases' p99, median"
-        " ms | the same vs alone (90% interval) |",
-        "|---|---|---|---|---|---|---|",
+        f"({a['saturated_s']} s) and paced ({a['paced_s']} s), "
+        f"in which phases of {a['phase_s']} s take turns in a shuffled order "
+        f"(the first {a['guard_s'] * 1000:.0f} ms of each left out); the "
+        "p99 changes with a 90% interval, a bootstrap over the rounds of phases."
+    )
+    header = [
+        "load",
+        "p50 ms",
+        "p99 ms",
+        "rps",
+        "p99 vs alone (90% interval)",
+        "phases' p99, median ms",
+        "the same vs alone (90% interval)",
     ]
-    for name in (
-        "create_with_embeddings",
-        "create_without_embeddings",
-        "create_paced_with_embeddings",
-        "create_paced_without_embeddings",
-        "reads_alone",
-        "reads_under_similar_load",
-        "reads_paced_alone",
-        "reads_paced_under_similar_load",
-        "reads_paced_beside_control",
-        "reads_paced_beside_as_many_reads",
-    ):
-        x = m[name]
+    rows = [
+        [
+            name,
+            x["p50_ms"],
+            x["p99_ms"],
+            x["rps"],
+            _change(x, "p99"),
+            x.get("phase_p99_median_ms", ""),
+            _change(x, "phase_p99_median"),
+        ]
+        for name in LOADS
+        if (x := m[name])
+    ]
+    return [note, "", *table(header, rows)]
 
-        def change(key: str, x: dict[str, Any] = x) -> str:
-            if f"{key}_change" not in x:
-                return ""
-            lo, hi = x[f"{key}_change_90"]
-            return f"{x[f'{key}_change']:+.1%} ({lo:+.1%} to {hi:+.1%})"
 
-        lines.append(
-            f"| {name} | {x['p50_ms']} | {x['p99_ms']} | {x['rps']} | {change('p99')} | "
-            f"{x.get('phase_p99_median_ms', '')} | {change('phase_p99_median')} |"
-        )
-    lines += [
-        "",
+def loads_notes(m: dict[str, Any]) -> list[str]:
+    vs = m["reads_paced_under_similar_load"]
+    return [
         "Saturated (4 clients as fast as they go): create p50 with embeddings vs without "
         f"{m['create_p50_slowdown']:+.1%} (the embeddings caught up "
         f"{m['embeddings_caught_up_s']} s after the burst); reads p99 under similar load vs "
@@ -992,106 +1119,134 @@ def markdown(r: dict[str, Any]) -> str:
         f"({vs['phase_p99_median_change_vs_90'][0]:+.1%} to "
         f"{vs['phase_p99_median_change_vs_90'][1]:+.1%}).",
         "",
-        *(
-            [
-                "Besides the loads, in the paced run: the reads' generator sent "
-                f"{st['generator_late_sends']} requests 5 ms or more late and its loop "
-                f"stalled {st['generator_stalls']} times for 5 ms or more (longest "
-                f"{st['generator_longest_stall_ms']} ms); the services' event loops woke 10 ms "
-                "or more late "
-                + (
-                    ", ".join(
-                        f"{n} times ({svc})" for svc, n in st["service_loops_late_10ms"].items()
-                    )
-                    or "never"
-                )
-                + " (docs/running.md#event-loop-lag). The load generators' own CPU a "
-                "request, ms: "
-                + ", ".join(
-                    f"{name} {ms}" for name, ms in m.get("paced_generators_cpu_ms", {}).items()
-                )
-                + ".",
-                "",
-            ]
-            if (st := m.get("paced_stalls"))
-            else []
-        ),
-        "The similar queries' own latency beside the reads, p50 / p99 ms: "
-        + "; ".join(
-            f"{mode} {s['p50_ms']} / {s['p99_ms']} ({s['requests']} calls)"
-            for mode in ("saturated", "paced")
-            if (s := m.get(f"similar_beside_reads_{mode}"))
+    ]
+
+
+def stalls_note(m: dict[str, Any]) -> list[str]:
+    """What else was late in the paced run, and the similar queries' own latency."""
+    lines = []
+    if st := m.get("paced_stalls"):
+        loops = ", ".join(f"{n} times ({svc})" for svc, n in st["service_loops_late_10ms"].items())
+        generators = ", ".join(
+            f"{name} {ms}" for name, ms in m.get("paced_generators_cpu_ms", {}).items()
         )
-        + ".",
+        lines += [
+            "Besides the loads, in the paced run: the reads' generator sent "
+            f"{st['generator_late_sends']} requests 5 ms or more late and its loop "
+            f"stalled {st['generator_stalls']} times for 5 ms or more (longest "
+            f"{st['generator_longest_stall_ms']} ms); the services' event loops woke 10 ms "
+            f"or more late {loops or 'never'} (docs/running.md#event-loop-lag). The load "
+            f"generators' own CPU a request, ms: {generators}.",
+            "",
+        ]
+    beside = "; ".join(
+        f"{mode} {s['p50_ms']} / {s['p99_ms']} ({s['requests']} calls)"
+        for mode in ("saturated", "paced")
+        if (s := m.get(f"similar_beside_reads_{mode}"))
+    )
+    return [
+        *lines,
+        f"The similar queries' own latency beside the reads, p50 / p99 ms: {beside}.",
         "",
     ]
-    if rb := r.get("reads_before"):
-        lines += [
-            f"Before and after (`BENCH_BASELINE={rb['baseline']}`'s code on a system of its "
-            "own after this tree's, the same paced rates): the reads' p99 beside similar "
-            "queries vs alone, pooled / the phases' median, with 90% intervals.",
-            "",
-            "| run | code | pooled p99 | phases' p99, median | against as many more reads: "
-            "pooled / median | similar queries p50 / p99 ms |",
-            "|---|---|---|---|---|---|",
-        ]
-        for mode, label in (("saturated", "reads_under_similar_load"), ("paced", None)):
-            after_x = m[label] if label else m["reads_paced_under_similar_load"]
-            for code, x, sim in (
-                ("before", rb[mode]["similar"], rb[f"similar_beside_reads_{mode}"]),
-                ("after", after_x, m[f"similar_beside_reads_{mode}"]),
-            ):
-                cells = []
-                for key in ("p99", "phase_p99_median"):
-                    lo, hi = x[f"{key}_change_90"]
-                    cells.append(f"{x[f'{key}_change']:+.1%} ({lo:+.1%} to {hi:+.1%})")
-                floor = (
-                    f"{x['p99_change_vs']:+.1%} / {x['phase_p99_median_change_vs']:+.1%}"
-                    if "p99_change_vs" in x
-                    else "—"
-                )
-                lines.append(
-                    f"| {mode} | {code} | {cells[0]} | {cells[1]} | {floor} | "
-                    f"{sim['p50_ms']} / {sim['p99_ms']} |"
-                )
-        lines.append("")
-    if ba := r.get("cpu_before_after"):
-        lines += [
-            f"Before and after, one run (`BENCH_BASELINE={ba['baseline']}`, {ba['rounds']} "
-            "rounds in turn, each part's median): CPU ms a request, by part.",
-            "",
-            "| request | code | " + " | ".join(PARTS) + " | normal_priority |",
-            "|---|---|" + "---|" * (len(PARTS) + 1),
-        ]
-        for request in ("similar", "read"):
-            for name in ("before", "after"):
-                x = ba[name][request]
-                lines.append(
-                    f"| {request} | {name} | "
-                    + " | ".join(str(x.get(p, 0.0)) for p in PARTS)
-                    + f" | {x['normal_priority']} |"
-                )
-        lines += [
-            "",
-            f"A similar query in reads' worth at the requests' priority: before "
-            f"{ba['before']['similar_in_reads']}, after {ba['after']['similar_in_reads']}.",
-            "",
-        ]
-    if cpu := r.get("cpu_per_request"):
-        parts = sorted({part for name in ("similar", "read") for part in cpu[name]})
-        lines += [
-            "CPU a request costs, by part, ms (offered 50 a second; below the requests' "
-            "priority: `similar`, the search process in the idle scheduling class, and "
-            "`model`, the model's child processes; `normal_priority`: all the others). A "
-            f"similar query costs {cpu['similar_in_reads']} reads' worth at the requests' "
-            "priority.",
-            "",
-            "| request | " + " | ".join(parts) + " |",
-            "|---|" + "---|" * len(parts),
-        ]
-        for name, label in (("similar", "POST /ideas/similar"), ("read", "GET /ideas/{id}")):
-            lines.append(
-                f"| {label} | " + " | ".join(str(cpu[name].get(p, 0.0)) for p in parts) + " |"
+
+
+def reads_before_table(r: dict[str, Any]) -> list[str]:
+    if not (rb := r.get("reads_before")):
+        return []
+    m = r["mixed"]
+    rows = []
+    for mode, label in (
+        ("saturated", "reads_under_similar_load"),
+        ("paced", "reads_paced_under_similar_load"),
+    ):
+        for code, x, sim in (
+            ("before", rb[mode]["similar"], rb[f"similar_beside_reads_{mode}"]),
+            ("after", m[label], m[f"similar_beside_reads_{mode}"]),
+        ):
+            floor = (
+                f"{x['p99_change_vs']:+.1%} / {x['phase_p99_median_change_vs']:+.1%}"
+                if "p99_change_vs" in x
+                else "—"
             )
-        lines.append("")
+            cells = [_change(x, "p99"), _change(x, "phase_p99_median")]
+            rows.append([mode, code, *cells, floor, f"{sim['p50_ms']} / {sim['p99_ms']}"])
+    header = [
+        "run",
+        "code",
+        "pooled p99",
+        "phases' p99, median",
+        "against as many more reads: pooled / median",
+        "similar queries p50 / p99 ms",
+    ]
+    return [
+        f"Before and after (`BENCH_BASELINE={rb['baseline']}`'s code on a system of its "
+        "own after this tree's, the same paced rates): the reads' p99 beside similar "
+        "queries vs alone, pooled / the phases' median, with 90% intervals.",
+        "",
+        *table(header, rows),
+        "",
+    ]
+
+
+def cpu_before_after_table(r: dict[str, Any]) -> list[str]:
+    if not (ba := r.get("cpu_before_after")):
+        return []
+    rows = [
+        [request, name, *(x.get(p, 0.0) for p in PARTS), x["normal_priority"]]
+        for request in ("similar", "read")
+        for name in ("before", "after")
+        if (x := ba[name][request])
+    ]
+    return [
+        f"Before and after, one run (`BENCH_BASELINE={ba['baseline']}`, {ba['rounds']} "
+        "rounds in turn, each part's median): CPU ms a request, by part.",
+        "",
+        *table(["request", "code", *PARTS, "normal_priority"], rows),
+        "",
+        f"A similar query in reads' worth at the requests' priority: before "
+        f"{ba['before']['similar_in_reads']}, after {ba['after']['similar_in_reads']}.",
+        "",
+    ]
+
+
+def cpu_table(r: dict[str, Any]) -> list[str]:
+    if not (cpu := r.get("cpu_per_request")):
+        return []
+    parts = sorted({part for name in ("similar", "read") for part in cpu[name]})
+    rows = [
+        [label, *(cpu[name].get(p, 0.0) for p in parts)]
+        for name, label in (("similar", "POST /ideas/similar"), ("read", "GET /ideas/{id}"))
+    ]
+    return [
+        "CPU a request costs, by part, ms (offered 50 a second; below the requests' "
+        "priority: `similar`, the search process in the idle scheduling class, and "
+        "`model`, the model's child processes; `normal_priority`: all the others). A "
+        f"similar query costs {cpu['similar_in_reads']} reads' worth at the requests' "
+        "priority.",
+        "",
+        *table(["request", *parts], rows),
+        "",
+    ]
+
+
+def markdown(r: dict[str, Any]) -> str:
+    lines = [
+        "# Similar ideas benchmark",
+        "",
+        "`python -m bench similar` (bench/similar.py). Vectors in the index are random unit "
+        "vectors: the figures are latency and memory, not quality.",
+        "",
+        *sizes_table(r["sizes"]),
+        "",
+        index_note(r["index_memory_1m"], r["prefilter_recall"]),
+        "",
+        *loads_table(r["mixed"]),
+        "",
+        *loads_notes(r["mixed"]),
+        *stalls_note(r["mixed"]),
+        *reads_before_table(r),
+        *cpu_before_after_table(r),
+        *cpu_table(r),
+    ]
     return "\n".join(lines)

