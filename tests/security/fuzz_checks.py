@@ -39,6 +39,10 @@ def decided_by_contract(status: int, error: dict[str, Any]) -> bool:
         return code == "limit_exceeded"
     if status != 400 or code != "validation_error":
         return False
+    if "date-time out of range" in message:
+        # docs/api.md: a date-time whose UTC value falls outside years 1 to 9999 (an offset can
+        # move a schema-valid `0001-01-01T01:00:00+12:47` before the year 1).
+        return True
     if field == "cursor":
         # docs/api.md: a cursor is opaque and signed; one this service did not issue is refused.
         return True
