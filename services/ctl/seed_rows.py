@@ -270,7 +270,7 @@ class IdeaRows:
                 )
             )
         if owner is not None:
-            # The decision owner is the owner participant (CONTRACT 16): as PATCH
+            # The decision owner is the owner participant (docs/ideas.md): as PATCH
             # decisionOwnerId makes it; a third of the ideas have an approver and a reviewer.
             member = s.owners[owner[1]]["decision_owner_id"]
             people = [("owner", member)]

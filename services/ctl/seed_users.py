@@ -1,5 +1,5 @@
 """`ideasctl seed`: end users for the workspace's customers, their votes and comments
-(CONTRACT 17).
+(docs/customers.md, End users).
 
 Everything goes through the services' own storage functions, on the seed's transaction: the
 users through `users.identify` (a user an earlier seed made, by its `externalId`, is found, not

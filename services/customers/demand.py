@@ -1,4 +1,4 @@
-"""A company's demand (CONTRACT 17; docs/customers.md, A company's demand): while a user whose
+"""A company's demand (docs/customers.md, A company's demand): while a user whose
 `customerId` is set has a +1 vote on an idea, that customer is linked to the idea.
 
 A link's reasons are recorded apart (migration 0007_company_demand.sql): `idea_links.direct`

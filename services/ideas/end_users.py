@@ -208,7 +208,7 @@ async def _lock_voted_ideas(cur: aiopg.Cursor, ws: uuid.UUID, user_id: uuid.UUID
 async def erase(
     cur: aiopg.Cursor, who: Caller, user_id: uuid.UUID, email: str | None
 ) -> dict[str, int]:
-    """Erase what the service holds about the user (CONTRACT 17): the votes (each idea's
+    """Erase what the service holds about the user: the votes (each idea's
     `voteCount` follows, `idea.voted` with value 0 and `vote.changed` for each), the votes a
     merge recorded for an unmerge to give back, the authorship of the ideas the user asked for
     (`sourceUserId`, `sourceUserName` null; the ideas stay), and the contact fields of the

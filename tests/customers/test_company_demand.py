@@ -1,4 +1,4 @@
-"""A company's demand (CONTRACT 17), through the gateway: while a user of a customer votes +1
+"""A company's demand, through the gateway: while a user of a customer votes +1
 on an idea, the customer is linked to it and its ARR is in `totalCustomerARR` within a second;
 exact under concurrent votes and unvotes of two users of one company, a direct link survives,
 a link the votes hold becomes direct by POST, a user moved to another customer moves the
@@ -216,7 +216,7 @@ async def test_a_user_moved_to_another_customer_moves_the_demand(api: Api) -> No
 async def test_a_merge_carries_the_demand_with_the_votes(api: Api) -> None:
     """A user's vote on a duplicate moves to the primary with the merge, and so does the
     company's link; the unmerge brings both back; a direct link of the duplicate is copied as
-    the merge's (CONTRACT 13)."""
+    the merge's (docs/customers.md)."""
     acme, globex = await new_customer(api, arr=50), await new_customer(api, arr=3)
     user = await new_user(api, customerId=acme["id"])
     dup, primary = await new_idea(api), await new_idea(api)

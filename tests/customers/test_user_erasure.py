@@ -1,4 +1,4 @@
-"""Export and erasure of an end user (CONTRACT 17), through the gateway: the export lists the
+"""Export and erasure of an end user, through the gateway: the export lists the
 user's votes, comments, the ideas they asked for and the signals with their e-mail; DELETE
 removes exactly that (voteCount and company links follow, authorship and signal contacts are
 cleared, the delivery log's payloads are redacted), the user is 404 everywhere after, and the

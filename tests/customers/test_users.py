@@ -1,4 +1,4 @@
-"""End users through the gateway (CONTRACT 17): create, identify (idempotent under
+"""End users through the gateway: create, identify (idempotent under
 concurrency), list with search, customer filter and pages, get, update; uniqueness of e-mail
 and externalId, validation, scopes and workspace isolation."""
 

@@ -1,4 +1,4 @@
-"""An idea's comments through the gateway (CONTRACT 17, docs/ideas.md "Comments"): the Comment
+"""An idea's comments through the gateway (docs/ideas.md "Comments"): the Comment
 and its author, threading one level deep, internal notes, `commentCount` on Idea and
 IdeaDetail (exact under concurrent creates and deletes, in exports too), oldest-first keyset
 pages that hold while comments are written, the body's rules, 404s and isolation, a merged

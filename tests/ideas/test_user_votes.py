@@ -1,4 +1,4 @@
-"""Votes and ideas on an end user's behalf (CONTRACT 17), through the gateway: `userId` on a
+"""Votes and ideas on an end user's behalf, through the gateway: `userId` on a
 vote, on the vote removal and on a create; the voter `user:<userId>`, the breakdown's `userId`,
 the user's `voteCount`, and the refusals (both voter and userId, an unknown user, a voter that
 pretends to be a user)."""

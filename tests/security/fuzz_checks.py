@@ -74,13 +74,13 @@ def decided_by_contract(status: int, error: dict[str, Any]) -> bool:
         # docs/ideas.md: a signal's detectedAt is not in the future (the clock decides).
         return True
     if field == "userId" and "not both" in message:
-        # CONTRACT 17: a vote (or its removal) names either `voter` or `userId`.
+        # docs/ideas.md: a vote (or its removal) names either `voter` or `userId`.
         return True
     if field == "voter" and "send userId instead" in message:
         # docs/ideas.md: a voter written `user:<uuid>` is a user's, made by `userId` alone.
         return True
     if field == "externalId" and "one of externalId or email" in message:
-        # CONTRACT 17: identify needs `externalId` or `email` (null for both is schema-valid).
+        # docs/customers.md: identify needs `externalId` or `email` (null for both is schema-valid).
         return True
     if field == "metadata" and "cannot be stored" in message:
         # docs/customers.md: an integer beyond 64 bits in metadata.

@@ -167,7 +167,7 @@ ROUTES = [
     ),
 ]
 
-# End users (CONTRACT 17; docs/customers.md, End users).
+# End users (docs/customers.md, End users).
 ROUTES += [
     Route(
         "POST",

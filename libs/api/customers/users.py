@@ -1,4 +1,4 @@
-"""Request and response models of end users (CONTRACT 17): the people who ask for ideas and
+"""Request and response models of end users: the people who ask for ideas and
 vote, each optionally of a customer. The customers service owns them (docs/customers.md, End
 users)."""
 

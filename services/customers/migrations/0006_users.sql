@@ -1,4 +1,4 @@
--- End users (CONTRACT 17, docs/customers.md#end-users): the people who ask for ideas and vote,
+-- End users (docs/customers.md#end-users): the people who ask for ideas and vote,
 -- each optionally of a customer. `externalId` and the e-mail (ignoring case) are each unique in
 -- the workspace: the unique indexes are what makes concurrent identifies of one new user make
 -- one row (INSERT ... ON CONFLICT DO NOTHING, then read the winner).

@@ -1,4 +1,4 @@
--- A company's demand (CONTRACT 17, docs/customers.md#a-companys-demand-links-that-votes-hold):
+-- A company's demand (docs/customers.md#a-companys-demand-links-that-votes-hold):
 -- while a user of a customer votes +1 on an idea, the customer is linked to it.
 --
 -- A link's reasons: `direct` (POST /ideas/{id}/customers, a signal match, a merge's copy:

@@ -1,4 +1,4 @@
--- Votes on behalf of end users (CONTRACT 17, docs/ideas.md#end-users): such a vote's voter is
+-- Votes on behalf of end users (docs/ideas.md#end-users): such a vote's voter is
 -- `user:<userId>`; `user_id` is that id, derived from the voter so that every writer of votes
 -- (a vote, a merge's move, an unmerge) keeps it right without knowing of it. A `voter` of that
 -- form is refused in the API: only `userId` makes one.
