@@ -52,6 +52,10 @@ SEARCH_TEXTS = Counter(
     "Search texts embedded, by where the vector came from (the model, or the recent texts)",
     ["source"],
 )
+REFRESH_ROWS = Counter(
+    "ims_similar_refresh_rows_total",
+    "Rows of similar.embeddings the search process's refreshes read into its indexes",
+)
 
 RESCORE = 1024  # candidates scored exactly (and the size up to which a search is exact)
 EMBED_QUEUE = 64  # search texts waiting for the search worker before a 503
@@ -429,26 +433,38 @@ class Similar:
     async def refresh(self, cur: aiopg.Cursor) -> int:
         """Apply the rows of loaded workspaces written since the watermark (and up to
         LOOKBACK seqs behind it, for rows that committed out of seq order); each row version
-        once. The rows read."""
+        once. The rows read. The watermark moves on with no workspace loaded too: a workspace
+        loaded later takes its rows up to then from its load, not from the refresh after it
+        (a million rows written in bulk while the process had no index would otherwise be
+        read again, on its event loop)."""
         top = await db.fetchval(cur, 'SELECT coalesce(max(seq), 0) FROM "similar".embeddings')
+        if not self.indexes:
+            self.watermark, self.fetched = max(self.watermark, top), set()
+            return 0
         low = max(self.watermark - LOOKBACK, 0)
         # Each row version has a seq of its own, so one read once is never read again: a
         # refresh with nothing new reads nothing, not the look-back window again.
         self.fetched = {seq for seq in self.fetched if seq > low}
+        # Per workspace, nothing its load already holds (the look-back behind its snapshot).
+        loaded = [(str(w), max(low, i.loaded_seq - LOOKBACK)) for w, i in self.indexes.items()]
         rows = await db.fetchall(
             cur,
-            'SELECT workspace_id, idea_id, vector, live, seq FROM "similar".embeddings'
-            " WHERE seq > %s AND seq <= %s AND workspace_id = ANY(%s::uuid[])"
-            " AND seq NOT IN (SELECT unnest(%s::bigint[])) ORDER BY seq",
+            'SELECT e.workspace_id, e.idea_id, e.vector, e.live, e.seq FROM "similar".embeddings e'
+            " JOIN unnest(%s::uuid[], %s::bigint[]) AS w(id, low)"
+            " ON e.workspace_id = w.id AND e.seq > w.low"
+            " WHERE e.seq > %s AND e.seq <= %s"
+            " AND e.seq NOT IN (SELECT unnest(%s::bigint[])) ORDER BY e.seq",
             # an array literal: a list would be sent as ARRAY[...] of 1,024 expressions
             (
+                [w for w, _ in loaded],
+                [b for _, b in loaded],
                 low,
                 top,
-                [str(w) for w in self.indexes],
                 "{" + ",".join(map(str, self.fetched)) + "}",
             ),
         )
         self.fetched.update(r["seq"] for r in rows)
+        REFRESH_ROWS.inc(len(rows))
         for r in rows:
             index = self.indexes.get(r["workspace_id"])
             if index is None or r["seq"] <= index.loaded_seq - LOOKBACK:
@@ -478,9 +494,8 @@ class Similar:
                             pass
                         while not conn.notifies.empty():
                             conn.notifies.get_nowait()
-                        if self.indexes:
-                            async with db.cursor(pool) as cur:
-                                await self.refresh(cur)
+                        async with db.cursor(pool) as cur:
+                            await self.refresh(cur)
             except asyncio.CancelledError:
                 raise
             except Exception as err:  # reconnect: the index catches up from the watermark

@@ -5,6 +5,8 @@ not read again, so a refresh with nothing new reads no row. Against the real dat
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
 from typing import Any
 
@@ -13,7 +15,7 @@ import numpy as np
 import psycopg2
 
 from services.similar.embedding import DIM, quantize
-from services.similar.index import Similar, text_hash
+from services.similar.index import LOOKBACK, REFRESH_ROWS, Similar, text_hash
 
 
 def write(conn: Any, workspace: uuid.UUID, idea: uuid.UUID, v: np.ndarray) -> None:
@@ -63,3 +65,53 @@ async def test_rows_are_read_once_and_late_commits_are_not_missed(system: Any) -
                     'DELETE FROM "similar".embeddings WHERE workspace_id = %s', (str(workspace),)
                 )
             conn.close()
+
+
+async def test_a_workspace_loaded_after_a_bulk_write_is_not_read_again(system: Any) -> None:
+    """Rows written in bulk while the process has no index loaded (a rebuild, a restore) come
+    from the workspace's load, and the refreshes after it read at most its look-back window:
+    not every row since the process started, on its event loop (the refresher's watermark
+    moves on while no workspace is loaded)."""
+    rows = LOOKBACK * 3
+    rng = np.random.default_rng(12)
+    vectors = rng.standard_normal((rows, DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    workspace = uuid.uuid4()
+    similar = Similar(system.database_url)
+    pool = await aiopg.create_pool(system.database_url, minsize=1, maxsize=1)
+    conn = psycopg2.connect(system.database_url)
+    other = uuid.uuid4()  # a row before the process starts: its watermark is not 0
+    with conn:
+        write(conn, other, uuid.uuid4(), vectors[0])
+    refresher = asyncio.create_task(similar.run_refresher(pool))
+    try:
+        await asyncio.sleep(1.5)  # listening, its watermark set
+        with conn, conn.cursor() as c:
+            c.executemany(
+                'INSERT INTO "similar".embeddings (workspace_id, idea_id, vector, text_hash,'
+                " live) VALUES (%s, %s, %s, %s, true)",
+                [
+                    (str(workspace), str(uuid.uuid4()), v.tobytes(), text_hash("t", str(i)))
+                    for i, v in enumerate(quantize(vectors))
+                ],
+            )
+        await asyncio.sleep(2.5)  # refreshes with no index loaded
+        before = REFRESH_ROWS._value.get()
+        index = await similar.index(workspace)
+        assert index.n == rows
+        await asyncio.sleep(2.5)  # the refreshes after the load
+        read = REFRESH_ROWS._value.get() - before
+        assert read <= LOOKBACK, f"the refreshes after the load read {read} rows again"
+    finally:
+        refresher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await refresher
+        similar.close()
+        with conn, conn.cursor() as c:
+            c.execute(
+                'DELETE FROM "similar".embeddings WHERE workspace_id = ANY(%s::uuid[])',
+                ([str(workspace), str(other)],),
+            )
+        conn.close()
+        pool.close()
+        await pool.wait_closed()
