@@ -79,6 +79,9 @@ from tests.support.processes import AMQP_URL, System
 SIZES = [int(s) for s in os.environ.get("BENCH_SIMILAR_SIZES", "100000,1000000").split(",") if s]
 SECONDS = float(os.environ.get("BENCH_SECONDS", "20"))  # each latency run
 CLIENTS = 4
+# The gateway's low-priority concurrencies compared (`concurrency_runs`), and their workspace.
+LOW_LIMITS = [int(s) for s in os.environ.get("BENCH_SIMILAR_LOW_LIMITS", "1,4").split(",") if s]
+LOW_SIZE = int(os.environ.get("BENCH_SIMILAR_LOW_SIZE", "100000"))
 AIM_P50_MS, AIM_P99_MS = 50.0, 150.0  # POST /ideas/similar with CLIENTS clients
 RATE = float(os.environ.get("BENCH_SIMILAR_RATE", "50"))  # creates a second, paced
 LAG_S = float(os.environ.get("BENCH_SIMILAR_LAG_S", "60"))
@@ -605,6 +608,50 @@ async def cpu_rounds(system: System, ws: dict[str, Any]) -> dict[str, Any]:
 # ---- the run ------------------------------------------------------------------------------
 
 
+# ---- the gateway's low-priority concurrency -------------------------------------------------
+
+
+async def concurrency_runs(n: int) -> list[dict[str, Any]]:
+    """`POST /ideas/similar` in a workspace of `n` ideas with the gateway forwarding at most
+    each of `LOW_LIMITS` similar queries at once (`LOW_PRIORITY_CONCURRENCY`,
+    docs/gateway.md#priorities), each on a system of its own, in the order of the limits and
+    back, so that a drift of the machine's load falls on both."""
+    out = []
+    for limit in LOW_LIMITS + LOW_LIMITS[::-1]:
+        env = {"LOW_PRIORITY_CONCURRENCY": str(limit)}
+        async with running_system(env=env) as system, aiohttp.ClientSession() as session:
+            measured, _ = await size_run(system, session, n)
+        keep = ("similar_post_one_client", "similar_post", "aims", "load_average")
+        out.append({"limit": limit, **{k: measured[k] for k in keep}})
+    return out
+
+
+def concurrency_lines(runs: list[dict[str, Any]]) -> list[str]:
+    header = [
+        "gateway forwards at most",
+        "1 client: p50 / p99 ms (rps, searches)",
+        f"{CLIENTS} clients: p50 / p99 ms (rps, searches)",
+        f"aims with {CLIENTS}",
+        "load average",
+    ]
+    rows = [
+        [
+            r["limit"],
+            _latency(r["similar_post_one_client"]),
+            _latency(r["similar_post"]),
+            _aims(r),
+            r["load_average"],
+        ]
+        for r in runs
+    ]
+    return [
+        f"The gateway's low-priority concurrency (`LOW_PRIORITY_CONCURRENCY`), "
+        f"{LOW_SIZE:,} ideas, each run on a system of its own, in turn:",
+        "",
+        *table(header, rows),
+    ]
+
+
 async def main() -> dict[str, Any]:
     results: dict[str, Any] = {
         "note": "random unit vectors in the index: latency and memory, not quality",
@@ -624,6 +671,9 @@ async def main() -> dict[str, Any]:
                 write(results)
                 results["cpu_per_create"] = await cpu_rounds(system, ws)
                 write(results)
+    if LOW_LIMITS:
+        results["low_priority_concurrency"] = await concurrency_runs(LOW_SIZE)
+        write(results)
     print(json.dumps(results, indent=2))
     return results
 
@@ -784,4 +834,6 @@ def markdown(r: dict[str, Any]) -> str:
         lines += ["", *lag_lines(r["lag"])]
     if "cpu_per_create" in r:
         lines += ["", *cpu_lines(r["cpu_per_create"])]
+    if "low_priority_concurrency" in r:
+        lines += ["", *concurrency_lines(r["low_priority_concurrency"])]
     return "\n".join(lines)

@@ -371,7 +371,7 @@ async def _state(app: web.Application) -> AsyncIterator[None]:
         s.key_negative_cache_size,
     )
     app[COUNTER] = ratelimit.SharedCounter(app[PG_POOL])
-    app[PRIORITIES] = Priorities(s.low_priority_wait_ms / 1000)
+    app[PRIORITIES] = Priorities(s.low_priority_wait_ms / 1000, s.low_priority_concurrency)
     app[UPSTREAMS] = Upstreams(s.service_urls)
     session = aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(

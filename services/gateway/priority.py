@@ -1,8 +1,8 @@
 """Two priorities for forwarded requests (docs/gateway.md#priorities).
 
 A route declared `low_priority` (the similar-ideas searches) is forwarded when this gateway
-process forwards nothing else and is not loaded: no other request in flight (low-priority
-ones included: they take their turns one at a time), none started for `QUIET_S`, and fewer
+process forwards nothing else and is not loaded: no other request in flight (and fewer than
+`LOW_PRIORITY_CONCURRENCY` low-priority ones), none started for `QUIET_S`, and fewer
 than `BUSY_LOAD` in flight on average over about the last `LOAD_WINDOW_S`; or once it has
 waited `LOW_PRIORITY_WAIT_MS`. The work it sets off
 downstream (its service, PostgreSQL) then takes the CPU the other requests leave, as its
@@ -49,17 +49,22 @@ class Priorities:
     ones' turns."""
 
     def __init__(
-        self, max_wait_s: float, quiet_s: float = QUIET_S, busy_load: float = BUSY_LOAD
+        self,
+        max_wait_s: float,
+        low_limit: int = 1,
+        quiet_s: float = QUIET_S,
+        busy_load: float = BUSY_LOAD,
     ) -> None:
         self.max_wait_s, self.quiet_s, self.busy_load = max_wait_s, quiet_s, busy_load
+        self.low_limit = low_limit
         self.in_flight = 0
         self.low_in_flight = 0
         self.last_start = -math.inf  # when the last normal-priority request started
         self._average, self._since = 0.0, time.monotonic()
         self._idle = asyncio.Event()  # no normal-priority request in flight
         self._idle.set()
-        self._low_idle = asyncio.Event()  # no low-priority request in flight
-        self._low_idle.set()
+        self._low_room = asyncio.Event()  # fewer than low_limit low-priority ones in flight
+        self._low_room.set()
 
     def load(self) -> float:
         """The mean number of normal-priority requests in flight over about the last
@@ -89,7 +94,7 @@ class Priorities:
     def quiet(self) -> bool:
         return (
             not self.in_flight
-            and not self.low_in_flight
+            and self.low_in_flight < self.low_limit
             and time.monotonic() - self.last_start >= self.quiet_s
         )
 
@@ -102,19 +107,21 @@ class Priorities:
         """A low-priority request in flight, once it has had its turn (`turn`)."""
         await self.turn()
         self.low_in_flight += 1
-        self._low_idle.clear()
+        if self.low_in_flight >= self.low_limit:
+            self._low_room.clear()
         try:
             yield
         finally:
             self.low_in_flight -= 1
-            if not self.low_in_flight:
-                self._low_idle.set()
+            if self.low_in_flight < self.low_limit:
+                self._low_room.set()
 
     async def turn(self) -> None:
         """A low-priority request's turn: once the gateway is free (`free`), or after
-        `max_wait_s`, whichever comes first. Free includes no other low-priority request in
-        flight: when the gateway falls quiet, the requests that waited go one by one, not all
-        at once, so that their work downstream does not land on the others' as a burst. The
+        `max_wait_s`, whichever comes first. Free includes fewer than `low_limit` low-priority
+        requests in flight: when the gateway falls quiet, the requests that waited go that many
+        at a time, not all at once, so that their work downstream does not land on the others'
+        as a burst, while searches sent together share their model's call downstream. The
         check and the count that follows it (`low`) run in one step of the event loop."""
         if self.free():
             WAITED.labels("quiet").observe(0.0)
@@ -126,8 +133,8 @@ class Priorities:
                 while True:
                     if self.in_flight:
                         await self._idle.wait()
-                    elif self.low_in_flight:
-                        await self._low_idle.wait()
+                    elif self.low_in_flight >= self.low_limit:
+                        await self._low_room.wait()
                     elif (delay := self.last_start + self.quiet_s - time.monotonic()) > 0:
                         await asyncio.sleep(delay)
                     elif self.load() < self.busy_load:

@@ -104,6 +104,11 @@ class GatewaySettings(Settings):
         "how long the gateway holds a similar-ideas request while it forwards others "
         "([docs/gateway.md](docs/gateway.md#priorities))",
     )
+    low_priority_concurrency: Count = var(
+        4,
+        "similar-ideas requests each gateway process forwards at once at most when it forwards "
+        "nothing else ([docs/gateway.md](docs/gateway.md#priorities))",
+    )
     # docs/gateway.md#fair-shares: slots per service address, a workspace's share of them
     # (a fraction, at least a floor), and the bound on a wait for one
     upstream_slots: Count = var(

@@ -17,13 +17,18 @@ events.
 
 It runs `SIMILAR_EMBED_NICE` steps below the CPU priority it was started with (on the CPU
 `SIMILAR_EMBED_CPU` names), its model on a thread of its own in the idle scheduling class,
-with an event loop, database pool and broker connection of its own. It stops on SIGTERM or
+with an event loop, database pool and broker connection of its own. A batch whose first event
+has waited `LATE_S` and is not embedded yet is embedded again on a second model thread, at the
+priority and on the CPUs the process was started with, and the first answer counts: the idle
+class, which a busy machine starves, does not hold a change past the 2 seconds in which a
+search must find it (docs/similar.md). It stops on SIGTERM or
 SIGINT after the batch in hand.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import signal
 import time
@@ -33,6 +38,7 @@ from typing import Any
 import numpy as np
 import structlog
 from aiohttp import web
+from prometheus_client import Counter
 
 from libs.api.topology import QUEUES
 from libs.common import db
@@ -53,6 +59,16 @@ PROCESS = "similar-embedder"
 BATCH = 64  # ideas a batch
 GATHER_S = 0.2  # how long the first event of a batch waits for more (one model call for all)
 PREFETCH = 128  # events delivered ahead
+# How long a batch's first event may wait before its texts go to the late thread as well: the
+# 2 s in which a search must find a change, less the batch's gathering, its writes, the
+# index's refresh and the margin a busy machine takes.
+LATE_S = 0.6
+
+LATE = Counter(
+    "ims_similar_embed_late_total",
+    "Batches of the embedder whose texts the idle-class model thread had not embedded in time"
+    " and went to the late thread as well",
+)
 
 Waiting = tuple[IdeaState, float, "asyncio.Future[None]"]
 
@@ -60,12 +76,22 @@ Waiting = tuple[IdeaState, float, "asyncio.Future[None]"]
 class Batches:
     """Gathers the events the consumer hands over together into batches, one at a time."""
 
-    def __init__(self, pool: Any, embedder: Embedder | StaticEmbedder) -> None:
+    def __init__(
+        self,
+        pool: Any,
+        embedder: Embedder | StaticEmbedder,
+        late_thread: ThreadPoolExecutor | None = None,
+    ) -> None:
         self.pool, self.embedder = pool, embedder
         # The model on a thread of its own in the idle scheduling class: it takes only the CPU
         # nothing else wants, while the event loop (reads, transactions) keeps the process's
         # priority, so a transaction never waits for CPU the model was refused.
         self.model_thread = ThreadPoolExecutor(1, "model", initializer=idle_thread)
+        # The late batches' thread, started before the process lowered its priority and kept
+        # to one CPU (`main`: Linux sets both thread by thread, and a thread starts with its
+        # parent's), so it keeps the priority and the CPUs the process was started with.
+        self.late_thread = late_thread
+        self.idle_running: asyncio.Future[Any] | None = None
         self.waiting: list[Waiting] = []
         self.kick = asyncio.Event()
 
@@ -88,10 +114,28 @@ class Batches:
             self.kick.set()  # the first of a batch starts its wait, a full batch ends it
         await done
 
-    async def embed(self, texts: list[str]) -> np.ndarray:
-        return await asyncio.get_running_loop().run_in_executor(
-            self.model_thread, self.embedder.embed, texts
-        )
+    async def embed(self, texts: list[str], since: float | None = None) -> np.ndarray:
+        """The texts' vectors from the idle-class model thread; for a batch whose first event
+        came at `since` (the loop's time), from the late thread as well once that event has
+        waited LATE_S, or at once while the idle thread still runs a batch it was too late
+        for: the first answer counts, the other is dropped (or never starts)."""
+        loop = asyncio.get_running_loop()
+        if self.late_thread is None or since is None:
+            return await loop.run_in_executor(self.model_thread, self.embedder.embed, texts)
+        busy = self.idle_running is not None and not self.idle_running.done()
+        idle = None if busy else loop.run_in_executor(self.model_thread, self.embedder.embed, texts)
+        if idle is not None:
+            self.idle_running = idle
+            left = since + LATE_S - loop.time()
+            done, _ = await asyncio.wait([idle], timeout=max(left, 0.0))
+            if done:
+                return idle.result()
+        LATE.inc()
+        late = loop.run_in_executor(self.late_thread, self.embedder.embed, texts)
+        racing = [f for f in (idle, late) if f is not None]
+        done, _ = await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
+        first = done.pop()
+        return first.result()
 
     async def run(self) -> None:
         """A batch goes when it is full or its first event has waited GATHER_S."""
@@ -118,8 +162,9 @@ class Batches:
         states = [state for state, *_ in batch]
         try:
             copied = await apply_ideas(self.pool, states)
+            embed = functools.partial(self.embed, since=batch[0][1])
             written = await upsert_embeddings(
-                self.pool, self.embed, [s.key for s in states], self.embedder.model_id
+                self.pool, embed, [s.key for s in states], self.embedder.model_id
             )
         except asyncio.CancelledError:
             raise
@@ -166,7 +211,7 @@ async def probes(settings: SimilarSettings, pool: Any, broker: Broker) -> web.Ap
     return listener
 
 
-async def serve(settings: SimilarSettings) -> None:
+async def serve(settings: SimilarSettings, late_thread: ThreadPoolExecutor | None = None) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -180,7 +225,7 @@ async def serve(settings: SimilarSettings) -> None:
         application_name=f"ims-{PROCESS}",
     )
     broker = Broker(settings.amqp_url, settings.amqp_prefix, f"ims-{PROCESS}", QUEUES)
-    batches = Batches(pool, embedder)
+    batches = Batches(pool, embedder, late_thread)
     tasks = [asyncio.create_task(batches.run())]
     consumer, listener = None, None
     try:
@@ -222,6 +267,8 @@ async def serve(settings: SimilarSettings) -> None:
             task.cancel()
         await asyncio.wait(tasks, timeout=2.0)
         batches.model_thread.shutdown(wait=False, cancel_futures=True)
+        if late_thread is not None:
+            late_thread.shutdown(wait=False, cancel_futures=True)
         await broker.close()
         pool.close()
         await pool.wait_closed()
@@ -231,8 +278,12 @@ async def serve(settings: SimilarSettings) -> None:
 def main() -> None:
     settings = load_or_exit(PROCESS, SimilarSettings)
     configure_logging(settings.log_format, settings.log_level, PROCESS)
+    # Started before the process lowers its priority and keeps to one CPU, which Linux sets
+    # thread by thread: this thread keeps the ones the process was started with.
+    late_thread = ThreadPoolExecutor(1, "model-late")
+    late_thread.submit(int).result()
     place_model_process(settings.similar_embed_nice, settings.similar_embed_cpu)
-    asyncio.run(serve(settings))
+    asyncio.run(serve(settings, late_thread))
 
 
 if __name__ == "__main__":

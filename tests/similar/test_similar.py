@@ -610,14 +610,12 @@ async def test_a_similar_query_waits_its_turn_behind_other_requests(
     assert capped["capped"][0] == quiet["capped"][0] + 1
 
 
-async def test_similar_queries_take_their_turns_one_at_a_time(
-    api: Api, system: Any, http: Any
-) -> None:
-    """A similar query in flight holds the next one as any other request would: when the
-    gateway falls quiet, the queries that waited go one by one, not as a burst
-    (docs/gateway.md#priorities). The first goes at once and is held in flight by a lock on
-    the ideas table (the ideas service's lookup of its hits' Idea forms reads there); the
-    second waits for it, its 100 ms, and goes as `capped`."""
+async def test_similar_queries_go_at_most_four_at_a_time(api: Api, system: Any, http: Any) -> None:
+    """Similar queries in flight hold the next one once there are `LOW_PRIORITY_CONCURRENCY`
+    (4) of them: when the gateway falls quiet, the queries that waited go at most four at a
+    time, not as one burst (docs/gateway.md#priorities). The first four go at once and are held
+    in flight by a lock on the ideas table (the ideas service's lookup of their hits' Idea forms
+    reads there); the fifth waits for them, its 100 ms, and goes as `capped`."""
     import psycopg2
 
     await new_idea(api, "Dark mode for the dashboard")
@@ -633,17 +631,19 @@ async def test_similar_queries_take_their_turns_one_at_a_time(
     try:
         with conn.cursor() as cur:  # the searches' lookups block until the rollback
             cur.execute("LOCK TABLE ideas.ideas IN ACCESS EXCLUSIVE MODE")
-        first = asyncio.ensure_future(api.post(f"{I}/similar", json=body))
+        first = [asyncio.ensure_future(api.post(f"{I}/similar", json=body)) for _ in range(4)]
         await asyncio.sleep(0.3)
-        second = asyncio.ensure_future(api.post(f"{I}/similar", json=body))
+        fifth = asyncio.ensure_future(api.post(f"{I}/similar", json=body))
         await asyncio.sleep(0.3)
-        assert not first.done() and not second.done(), "the searches were held"
+        assert not any(f.done() for f in [*first, fifth]), "the searches were held"
+        held = await low_priority_waits(system, http)
+        assert held["quiet"][0] == before["quiet"][0] + 4, (before, held)
     finally:
         conn.rollback()
         conn.close()
-    assert [r.status for r in await asyncio.gather(first, second)] == [200, 200]
+    assert [r.status for r in await asyncio.gather(*first, fifth)] == [200] * 5
     after = await low_priority_waits(system, http)
-    assert after["quiet"][0] == before["quiet"][0] + 1, (before, after)
+    assert after["quiet"][0] == before["quiet"][0] + 4, (before, after)
     assert after["capped"][0] == before["capped"][0] + 1, (before, after)
 
 
