@@ -47,6 +47,8 @@ import os
 import re
 import statistics
 import struct
+import subprocess
+import sys
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -552,25 +554,51 @@ def bodies(n: int) -> list[bytes]:
     return [json.dumps(fresh_text()).encode() for _ in range(n)]
 
 
-async def cpu_round(system: System, ws: dict[str, Any], running: bool) -> dict[str, Any]:
+# A control for the similar processes' CPU beside the ideas process: a process spinning a
+# given share of one CPU (the embedder's) in the idle class, as the embedder's model does.
+SPINNER = """
+import os, sys, time
+cpu, duty, period = int(sys.argv[1]), float(sys.argv[2]), 0.02
+os.sched_setaffinity(0, {cpu})
+os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+while True:
+    until = time.thread_time() + duty * period
+    while time.thread_time() < until:
+        pass
+    time.sleep(period * (1 - duty))
+"""
+
+
+async def cpu_round(system: System, ws: dict[str, Any], state: str, duty: float) -> dict[str, Any]:
     """`ROUND_S` of creates at `RATE` a second (a paced generator of its own) with the similar
-    processes running or stopped: the ideas process's CPU a create, with its children's, from
-    before the first create to a second after the last (its relay publishing the last ones)."""
+    processes running, stopped, or stopped beside the control (`SPINNER` at `duty` of the
+    embedder's CPU): the ideas process's CPU a create, with its children's, from before the
+    first create to a second after the last (its relay publishing the last ones)."""
+    running = state == "running"
     await set_similar(system, running)
     if running:  # what the stopped rounds left in the queue, embedded before the round
         await asyncio.to_thread(all_embedded, system, ws["id"], "-infinity", 600.0)
-    await asyncio.sleep(2.0)
-    pid = system.procs["ideas"][0].pid
-    headers = {**client_headers(ws["key"]), "Content-Type": "application/json"}
-    url = f"{system.base_url}/api/v1/ideas"
-    load, before = os.getloadavg()[0], tree_cpu(pid)
-    result = await asyncio.to_thread(
-        paced_run, url, headers, RATE, ROUND_S, "POST", bodies=bodies(int(RATE * ROUND_S)), warm=0
-    )
-    await asyncio.sleep(1.0)
-    spent = tree_cpu(pid) - before
+    cpu = str(max(os.sched_getaffinity(0)))
+    spin = [sys.executable, "-c", SPINNER, cpu, str(duty)]
+    control = subprocess.Popen(spin) if state == "control" else None
+    try:
+        await asyncio.sleep(2.0)
+        pid = system.procs["ideas"][0].pid
+        headers = {**client_headers(ws["key"]), "Content-Type": "application/json"}
+        url = f"{system.base_url}/api/v1/ideas"
+        load, before = os.getloadavg()[0], tree_cpu(pid)
+        n = int(RATE * ROUND_S)
+        result = await asyncio.to_thread(
+            paced_run, url, headers, RATE, ROUND_S, "POST", bodies=bodies(n), warm=0
+        )
+        await asyncio.sleep(1.0)
+        spent = tree_cpu(pid) - before
+    finally:
+        if control is not None:
+            control.kill()
+            control.wait()
     out = {
-        "similar": "running" if running else "stopped",
+        "similar": state,
         "creates": result["ok"],
         "errors": result["errors"],
         "cpu_ms_per_create": round(spent * 1000 / max(1, result["ok"]), 3),
@@ -583,25 +611,30 @@ async def cpu_round(system: System, ws: dict[str, Any], running: bool) -> dict[s
     return out
 
 
-async def cpu_rounds(system: System, ws: dict[str, Any]) -> dict[str, Any]:
-    """`ROUNDS` pairs of rounds, ABBA (running, stopped, stopped, running, ...); each side's
-    median and their ratio. Leaves the similar processes running."""
-    order = [(r % 2 == 0) == (k == 0) for r in range(ROUNDS) for k in range(2)]
-    rounds = []
-    for running in order:
-        rounds.append(await cpu_round(system, ws, running))
+STATES = ("running", "stopped", "control")
+
+
+async def cpu_rounds(system: System, ws: dict[str, Any], duty: float) -> dict[str, Any]:
+    """`ROUNDS` rounds of each state, in turn and back (running, stopped, control, control,
+    stopped, running, ...); each state's median, and the running and control ones against the
+    stopped one. Leaves the similar processes running."""
+    order = [s for r in range(ROUNDS) for s in (STATES if r % 2 == 0 else STATES[::-1])]
+    rounds = [await cpu_round(system, ws, state, duty) for state in order]
     await set_similar(system, True)
     median = {
         side: statistics.median(r["cpu_ms_per_create"] for r in rounds if r["similar"] == side)
-        for side in ("running", "stopped")
+        for side in STATES
     }
     return {
         "offered_rps": RATE,
         "round_s": ROUND_S,
+        "control_duty": round(duty, 3),
         "rounds": rounds,
         "median_running_ms": round(median["running"], 3),
         "median_stopped_ms": round(median["stopped"], 3),
+        "median_control_ms": round(median["control"], 3),
         "ratio": round(median["running"] / median["stopped"], 3),
+        "control_ratio": round(median["control"] / median["stopped"], 3),
     }
 
 
@@ -669,7 +702,9 @@ async def main() -> dict[str, Any]:
             if "lag" not in results:  # the first size's workspace: a realistic size
                 results["lag"] = await lag_run(system, ws)
                 write(results)
-                results["cpu_per_create"] = await cpu_rounds(system, ws)
+                # the control spins the embedder's share of a CPU in the lag part
+                duty = min(0.9, results["lag"]["embedder_cpu_ms_per_create"] * RATE / 1000)
+                results["cpu_per_create"] = await cpu_rounds(system, ws, duty)
                 write(results)
     if LOW_LIMITS:
         results["low_priority_concurrency"] = await concurrency_runs(LOW_SIZE)
@@ -811,7 +846,12 @@ def cpu_lines(p: dict[str, Any]) -> list[str]:
         f"creates a second for {p['round_s']:.0f} s a round: median with the similar processes "
         f"running {p['median_running_ms']} ms, stopped {p['median_stopped_ms']} ms, ratio "
         f"{p['ratio']} (the aim: within 5%). Stopped, the `similar` queue still exists and is "
-        "bound: the ideas service publishes the same messages, which wait in it.",
+        "bound: the ideas service publishes the same messages, which wait in it. The control: "
+        "the similar processes stopped, a process spinning "
+        f"{p.get('control_duty', '')} of the embedder's CPU in the idle class (the embedder's "
+        f"share in the lag part): median {p.get('median_control_ms', '')} ms, against stopped "
+        f"{p.get('control_ratio', '')}: what any busy CPU beside the ideas process costs it "
+        "on this machine.",
         "",
         *table(header, rows),
     ]
