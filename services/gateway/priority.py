@@ -51,7 +51,7 @@ class Priorities:
     def __init__(
         self,
         max_wait_s: float,
-        low_limit: int = 1,
+        low_limit: int,
         quiet_s: float = QUIET_S,
         busy_load: float = BUSY_LOAD,
     ) -> None:
