@@ -47,6 +47,7 @@ from .openapi import openapi_handler
 from .priority import Priorities
 from .proxy import (
     BUFFER_LIMIT,
+    Keep,
     Relayed,
     Upstreams,
     forward_headers,
@@ -269,7 +270,7 @@ async def _forward(request: web.Request, route: Route, body: bytes | None) -> we
     write_timeout = app[SETTINGS].export_write_timeout_s
     path = request.get(UPSTREAM_PATH)
 
-    async def send(keep: int) -> Relayed:
+    async def send(keep: Keep | None) -> Relayed:
         if target.lean and not route.export:  # exports stream through aiohttp, whatever size
             return await relay_lean(
                 app[POOL], request, target, headers, body, extra, keep, write_timeout, path
@@ -290,7 +291,7 @@ async def _forward(request: web.Request, route: Route, body: bytes | None) -> we
             path,
         )
 
-    async def relay(keep: int = 0) -> Relayed:
+    async def relay(keep: Keep | None = None) -> Relayed:
         """Both relay paths, each within a slot of the workspace's fair share (an export
         takes none: it streams for minutes and has per-workspace slots of its own)."""
         if route.export:

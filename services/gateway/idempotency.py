@@ -13,8 +13,10 @@ it as any later read does.
 
 An answer is kept for storing up to `IDEMPOTENCY_MAX_STORED_BYTES` (2 MiB) while it is
 relayed: the largest state-changing answer, a batch of 100 ideas as large as a 1 MiB request
-allows, is 1,128,726 bytes (tests/gateway/test_idempotency_ideas.py). One that is larger, or that broke off, is relayed but not stored,
-and frees the key, as a 5xx does.
+allows, is 1,130,426 bytes (tests/gateway/test_idempotency_ideas.py). One that is larger, or
+that broke off, is relayed but not stored, and frees the key, as a 5xx does. A streamed answer
+is stored (or its key freed) before its last chunk leaves: a client holding the whole answer
+that repeats it at once gets the replay, not "in progress".
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from libs.common import db
 from libs.common.errors import Conflict, ValidationFailed
 from libs.common.masking import mask_fields
 
-from .proxy import Relayed
+from .proxy import Keep, Relayed
 
 HEADER = "Idempotency-Key"
 # Records stored before they were kept per API key (migration 0003): any key of their
@@ -108,12 +110,13 @@ async def run_once(
     key: str,
     fingerprint: bytes,
     extra_headers: dict[str, str],
-    call: Callable[[int], Awaitable[Relayed]],
+    call: Callable[[Keep], Awaitable[Relayed]],
     max_stored: int,
     secret_fields: tuple[str, ...] = (),
 ) -> web.StreamResponse:
-    """Run `call` (which relays the request, keeping up to the bytes it is given) once per
-    (workspace, API key, idempotency key); store its answer when it is at most `max_stored`."""
+    """Run `call` (which relays the request, keeping what `Keep` asks) once per (workspace, API
+    key, idempotency key); store its answer when it is at most `max_stored`, before the client
+    has all of it: a repeat sent the moment the answer ended is a replay, never a 409."""
     ids = {"ws": workspace_id, "kid": key_id, "legacy": LEGACY_KEY_ID, "key": key}
     async with db.cursor(pool) as cur:
         # An expired record (older than 24 h) is as good as none; so is a claim whose
@@ -147,24 +150,43 @@ async def run_once(
             )
     if not claimed:
         return _replay(row, fingerprint, extra_headers)
+
+    async def settle(response: web.StreamResponse, body: bytes | None) -> None:
+        await _settle(pool, ids, response, body, max_stored, secret_fields)
+
     try:
-        relayed = await call(max_stored)
+        relayed = await call(Keep(max_stored, settle))
     except BaseException:
         await asyncio.shield(_release(pool, ids))
         raise
-    response = relayed.response
-    if response.status >= 500 or relayed.body is None or len(relayed.body) > max_stored:
+    if not relayed.settled:
+        await settle(relayed.response, relayed.body)
+    return relayed.response
+
+
+async def _settle(
+    pool: aiopg.Pool,
+    ids: dict[str, object],
+    response: web.StreamResponse,
+    body: bytes | None,
+    max_stored: int,
+    secret_fields: tuple[str, ...],
+) -> None:
+    """Store the finished answer; or, for a 5xx, an answer over the limit or one that broke off,
+    free the key, so that the client may retry."""
+    if response.status >= 500 or body is None or len(body) > max_stored:
         if response.status < 500:
             log.warning(
                 "idempotent_answer_not_stored",
                 status=response.status,
-                reason="broke off" if relayed.body is None else "over the limit",
+                reason="broke off" if body is None else "over the limit",
             )
-        await _release(pool, ids)
-        return response
+        await asyncio.shield(_release(pool, ids))
+        return
     # Pairs, not a dict: a header may repeat, and multidict's keys are not plain strings.
     stored = [[str(k), v] for k, v in response.headers.items() if k.lower() not in _REPLAY_DROP]
-    body = _masked(relayed.body, secret_fields) if response.status < 300 else relayed.body
+    if response.status < 300:
+        body = _masked(body, secret_fields)
     try:
         async with db.cursor(pool) as cur:
             await cur.execute(
@@ -179,12 +201,14 @@ async def run_once(
                     "body": psycopg2.Binary(body),
                 },
             )
+    except Exception as err:
+        # The answer happened but could not be kept: free the key rather than leave it in
+        # flight for a day; the client still gets the answer.
+        log.warning("idempotent_answer_not_stored", status=response.status, error=repr(err))
+        await asyncio.shield(_release(pool, ids))
     except BaseException:
-        # The answer happened but could not be kept: free the key rather than leave it
-        # in flight for a day; the client still gets the answer.
         await asyncio.shield(_release(pool, ids))
         raise
-    return response
 
 
 def _masked(body: bytes, secret_fields: tuple[str, ...]) -> bytes:

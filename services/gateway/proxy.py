@@ -81,6 +81,23 @@ class Relayed:
 
     response: web.StreamResponse
     body: bytes | None
+    settled: bool = False  # `Keep.settle` ran before the answer's end was sent
+
+
+# Called with the answer and its body (None: longer than the limit) once the whole answer has
+# come, before its last bytes go to the client.
+Settle = Callable[[web.StreamResponse, bytes | None], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Keep:
+    """Keep a copy of the answer's body up to `limit` bytes. A streamed answer that ends well
+    is `settle`d before its last bytes leave, so a client that has the whole answer can count
+    on what `settle` did (an Idempotency-Key's answer stored, and replayed to a repeat sent the
+    moment the first answer ended)."""
+
+    limit: int
+    settle: Settle | None = None
 
 
 def _target(url: str) -> Target:
@@ -192,7 +209,7 @@ async def relay_lean(
     headers: list[tuple[str, str]],
     body: bytes | None,
     extra: dict[str, str],
-    keep: int = 0,
+    keep: Keep | None = None,
     write_timeout_s: float = 20.0,
     path: str | None = None,
 ) -> Relayed:
@@ -236,7 +253,7 @@ async def relay_aiohttp(
     headers: list[tuple[str, str]],
     body: bytes | None,
     extra: dict[str, str],
-    keep: int = 0,
+    keep: Keep | None = None,
     write_timeout_s: float = 20.0,
     buffer_limit: int = BUFFER_LIMIT,
     path: str | None = None,
@@ -313,11 +330,13 @@ async def _stream(
     first: bytes,
     read: Callable[[], Awaitable[bytes]],
     abort: Callable[[], object],
-    keep: int,
+    keep: Keep | None,
     write_timeout_s: float,
 ) -> Relayed:
     """Relay an answer too large to hold: what came, then the rest as it arrives. The first
-    `keep` bytes are also kept (the body is None when it was longer, or did not end well).
+    `keep.limit` bytes are also kept (the body is None when it was longer, or did not end well),
+    and `keep.settle` runs before the last chunk leaves: each chunk is sent once the next one
+    has come, so the client cannot see the answer end before it is settled.
 
     The client gets `write_timeout_s` for each 64 KiB (`libs/common/streaming.py`); a client
     that reads slower, or a service that breaks off mid-answer, gets its connection reset: once
@@ -329,26 +348,30 @@ async def _stream(
     resp = web.StreamResponse(status=status, headers=headers)
     if length is not None and gz is None:
         resp.content_length = length
-    kept: list[bytes] | None = [first] if keep >= len(first) else None
-    size, finished = len(first), False
+    limit = keep.limit if keep is not None else 0
+    kept: list[bytes] | None = [first] if limit >= len(first) else None
+    size, finished, settled = len(first), False, False
+
+    async def send(chunk: bytes) -> bool:
+        """Write `chunk` (compressed as it goes); False: the client was too slow, and is cut off."""
+        try:
+            out = await gz.chunk(chunk, flush=True) if gz is not None else chunk
+            if out:
+                await write_within(resp, out, write_timeout_s)
+        except TimeoutError:
+            log.warning("stream_cut_off", path=request.path, reason="client too slow", sent=size)
+            cut_off(request)
+            return False
+        return True
+
     try:
         await resp.prepare(request)
         if request.method == "HEAD":  # the headers are the answer; the body is not wanted
             await resp.write_eof()
             return Relayed(resp, None)
         bound_send_buffer(request)
-        chunk = first
-        while chunk:
-            try:
-                out = await gz.chunk(chunk, flush=True) if gz is not None else chunk
-                if out:
-                    await write_within(resp, out, write_timeout_s)
-            except TimeoutError:
-                log.warning(
-                    "stream_cut_off", path=request.path, reason="client too slow", sent=size
-                )
-                cut_off(request)
-                return Relayed(resp, None)
+        pending = first
+        while True:
             try:
                 chunk = await read()
             except (UpstreamError, aiohttp.ClientError, OSError, TimeoutError) as err:
@@ -357,19 +380,30 @@ async def _stream(
                 log.warning("answer_broke_off", error=repr(err), sent=size)
                 cut_off(request)
                 return Relayed(resp, None)
+            if not chunk:
+                break
+            if not await send(pending):
+                return Relayed(resp, None)
+            pending = chunk
             size += len(chunk)
             if kept is not None:
-                if size <= keep:
+                if size <= limit:
                     kept.append(chunk)
                 else:
                     kept = None
+        body = b"".join(kept) if kept is not None else None
+        if keep is not None and keep.settle is not None:
+            await keep.settle(resp, body)
+            settled = True
+        if not await send(pending):
+            return Relayed(resp, None, settled)
         if gz is not None:
             await write_within(resp, gz.end(), write_timeout_s)
         await resp.write_eof()
         finished = True
     except ConnectionError:  # the client left; aiohttp deals with the rest
-        return Relayed(resp, None)
+        return Relayed(resp, None, settled)
     finally:
         if not finished:
             abort()
-    return Relayed(resp, b"".join(kept) if kept is not None else None)
+    return Relayed(resp, body, settled)

@@ -4,6 +4,8 @@ read-only POSTs (similar ideas, MCP reads) that store nothing, and what the tabl
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 import uuid
 from typing import Any
 
@@ -11,6 +13,7 @@ import orjson
 import psycopg2
 
 from libs.common.validation import MAX_BODY
+from services.gateway.proxy import BUFFER_LIMIT
 from services.gateway.settings import GatewaySettings
 from tests.support.api import Workspace
 from tests.support.processes import System
@@ -149,6 +152,58 @@ async def test_the_largest_batch_is_stored_and_replayed(system: System, ws: Work
     assert again.headers["Idempotent-Replayed"] == "true" and again.body == first.body
     count, _, body = stored(system, ws)
     assert count == 1 and body == len(first.body)
+
+
+async def test_a_repeat_sent_as_a_streamed_answer_ends_is_replayed(
+    system: System, ws: Workspace
+) -> None:
+    """A streamed answer (the largest batch's, over 256 KiB) is stored before its last bytes
+    leave: a repeat sent the moment the client has the first answer is replayed, never told
+    "in progress". The test holds the record's row locked while the answer streams; the
+    client cannot have the whole answer until the lock is let go and the answer stored."""
+    batch = largest_batch()
+    key = uuid.uuid4().hex
+    locked, release = threading.Event(), threading.Event()
+
+    def hold() -> str:
+        conn = psycopg2.connect(system.database_url)
+        try:
+            with conn.cursor() as cur:
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    cur.execute(
+                        "SELECT state FROM gateway.idempotency_keys"
+                        " WHERE workspace_id = %s AND key = %s FOR UPDATE",
+                        (ws.id, key),
+                    )
+                    row = cur.fetchone()
+                    if row is not None:
+                        locked.set()
+                        release.wait(30)
+                        conn.commit()
+                        return str(row[0])
+                    conn.rollback()
+                    time.sleep(0.002)
+        finally:
+            conn.close()
+        return "never claimed"
+
+    holder = asyncio.get_running_loop().run_in_executor(None, hold)
+    first_call = asyncio.ensure_future(
+        ws.api.post("/api/v1/ideas/batch", json=batch, headers={"Idempotency-Key": key})
+    )
+    try:
+        assert await asyncio.to_thread(locked.wait, 30)
+        done, _ = await asyncio.wait({first_call}, timeout=1.5)
+        assert not done, "the client had the whole answer before it was stored"
+    finally:
+        release.set()
+    assert await holder == "in_flight"
+    first = await first_call
+    assert first.status == 200 and len(first.body) > BUFFER_LIMIT
+    again = await ws.api.post("/api/v1/ideas/batch", json=batch, headers={"Idempotency-Key": key})
+    assert again.status == 200 and again.headers.get("Idempotent-Replayed") == "true"
+    assert again.body == first.body
 
 
 async def test_read_only_posts_store_nothing(system: System, ws: Workspace) -> None:
