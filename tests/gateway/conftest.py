@@ -155,7 +155,11 @@ async def rig() -> AsyncIterator[GatewayRig]:
     system.start()
     try:
         await system.wait_ready()
-        async with aiohttp.ClientSession() as http:
+        # The rig's gateways close a connection idle 5 s (RIG_ENV): a request sent on one at
+        # that moment is reset (a test that restarts a service waits about that long). The
+        # client lets its idle connections go well before, as a client should.
+        connector = aiohttp.TCPConnector(keepalive_timeout=2)
+        async with aiohttp.ClientSession(connector=connector) as http:
             yield GatewayRig(system, upstream, http)
     finally:
         system.stop()
