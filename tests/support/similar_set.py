@@ -48,3 +48,20 @@ def part(name: str) -> Part:
         [q for q in DATA["queries"] if (q["match"] in HELD_OUT_IDEAS) == want],
         [n for n in DATA["negatives"] if held_out(n) == want],
     )
+
+
+CALIBRATION_JOINS = ("{}: {}", "{}. {}")
+
+
+def calibration_texts() -> list[str]:
+    """The texts services/similar/data/mpnet_calibration.txt holds, one a line: the tuning
+    part's ideas' texts, every idea joined "title: summary", then every idea joined "title.
+    summary" (the title alone without a summary). The int8 all-mpnet-base-v2 file's scales are
+    measured on them (services/similar/build_mpnet.py); no paraphrase or negative is among
+    them, and nothing of the held-out part."""
+    ideas = [i for i in DATA["ideas"] if i["key"] not in HELD_OUT_IDEAS]
+    return [
+        join.format(i["title"], i["summary"]) if i["summary"] else i["title"]
+        for join in CALIBRATION_JOINS
+        for i in ideas
+    ]
