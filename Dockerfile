@@ -8,7 +8,9 @@
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 # Build stage: install the project and its dependencies into a virtual environment. Anything a
-# dependency needs to compile would be installed here and never reach the final image.
+# dependency needs to compile would be installed here and never reach the final image. The
+# int8 all-mpnet-base-v2 file is made here too, with PyTorch (its CPU build) in a throwaway
+# environment of its own that the step deletes: the image carries the file, not PyTorch.
 FROM ${PYTHON_IMAGE} AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1
@@ -20,6 +22,8 @@ COPY libs ./libs
 COPY services ./services
 RUN pip install --no-cache-dir . \
     && python -m services.similar.embedding \
+    && MPNET_TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu" \
+       python -m services.similar.build_mpnet \
     && pip uninstall --yes pip setuptools wheel
 
 # Final stage: the virtual environment and an unprivileged user, nothing else.

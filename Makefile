@@ -6,9 +6,14 @@ export VENV_BIN := $(abspath $(BIN))
 
 .PHONY: venv tools runtimes run test fuzz bench bench-load soak drills lint clean
 
-# The static embedding model's table, made once from the installed transformer (docs/similar.md).
+# The static embedding model's table, made once from the installed transformer (docs/similar.md);
+# then the int8 all-mpnet-base-v2 file, made once with PyTorch in a throwaway environment of its
+# own (services/similar/build_mpnet.py: about 3 minutes on two cores and 3 GB of temporary disk;
+# nothing when its manifest still names the files). MPNET_TORCH_PIP_ARGS: pip arguments for
+# that torch.
 venv: $(VENV)/.installed
 	@$(BIN)/python -m services.similar.embedding
+	@$(BIN)/python -m services.similar.build_mpnet
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV) || { [ "$$(id -u)" = 0 ] && apt-get update -qq \
