@@ -74,10 +74,12 @@ from bench.common import (
     write_results,
 )
 from services.similar import index as similar
-from services.similar.embedding import DIM, MODEL_ID, idea_text, quantize
+from services.similar.embedding import DEFAULT_MODEL, TRANSFORMERS, idea_text, quantize
 from services.similar.index import Index, text_hash
 from tests.support.processes import AMQP_URL, System
 
+MODEL = TRANSFORMERS[DEFAULT_MODEL]  # the default model's vectors: their width, id and join
+DIM = MODEL.dim
 SIZES = [int(s) for s in os.environ.get("BENCH_SIMILAR_SIZES", "100000,1000000").split(",") if s]
 SECONDS = float(os.environ.get("BENCH_SECONDS", "20"))  # each latency run
 CLIENTS = 4
@@ -149,7 +151,7 @@ def seed(system: System, ws: str, n: int) -> float:
         ids = [uuid.UUID(str(r[0])).bytes for r in rows]
         # The hash of each idea's text by the model the service runs, as the embedder would
         # write it: the embedder's catch-up at start leaves these rows alone.
-        hashes = [text_hash(MODEL_ID, idea_text(r[1], r[2])) for r in rows]
+        hashes = [text_hash(MODEL.model_id, idea_text(r[1], r[2], MODEL.join)) for r in rows]
         for start in range(0, len(ids), 200_000):
             part = ids[start : start + 200_000]
             part_hashes = hashes[start : start + 200_000]
@@ -208,7 +210,7 @@ def index_bytes_per_million() -> dict[str, Any]:
         v = rng.standard_normal((100_000, DIM)).astype(np.float32)
         v /= np.linalg.norm(v, axis=1, keepdims=True)
         vecs[start : start + 100_000] = quantize(v)
-    index = Index()
+    index = Index(DIM)
     index.bulk(rng.integers(0, 2**63, (1_000_000, 2), dtype=np.uint64), vecs)
     del vecs
     used = index.n * (16 + DIM + DIM // 8 + 1 + 16)  # + the sorted id lookup
@@ -224,7 +226,7 @@ def index_bytes_per_million() -> dict[str, Any]:
 
 def search_ms(index: Index) -> dict[str, float]:
     """One search's time in one thread over the index (mean of 100, median of 3 runs of them),
-    with the first pass on 192 bits (as served) and with one pass over all 384 (as before it),
+    with the first pass on 192 bits (as served) and with one pass over all the vector's bits (as before it),
     alternating, in one run."""
     queries = np.random.default_rng(5).standard_normal((100, DIM)).astype(np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
@@ -245,7 +247,7 @@ def search_ms(index: Index) -> dict[str, float]:
 
 def prefilter_recall() -> dict[str, Any]:
     """Recall@10 of the sign-bit prefilter (a first pass on 192 bits past 65,536 rows, then
-    all 384, then exact rescoring) against an exact search, on clustered vectors (random unit
+    all of them, then exact rescoring) against an exact search, on clustered vectors (random unit
     vectors have no neighbours worth finding): tight clusters (the 10th neighbour at a cosine
     of about 0.76) and loose ones (about 0.39, the far end of what a duplicate looks like)."""
     out: dict[str, Any] = {"vectors": 200_000, "queries": 100}
@@ -255,7 +257,7 @@ def prefilter_recall() -> dict[str, Any]:
         v = centers[rng.integers(0, 2_000, 200_000)]
         v += noise * rng.standard_normal((200_000, DIM)).astype(np.float32)
         v /= np.linalg.norm(v, axis=1, keepdims=True)
-        index = Index()
+        index = Index(DIM)
         index.bulk(rng.integers(0, 2**63, (len(v), 2), dtype=np.uint64), quantize(v))
         exact = quantize(v).astype(np.float32) / 127
         hits, tenth = 0, []
@@ -688,7 +690,7 @@ def concurrency_lines(runs: list[dict[str, Any]]) -> list[str]:
 async def main() -> dict[str, Any]:
     results: dict[str, Any] = {
         "note": "random unit vectors in the index: latency and memory, not quality",
-        "model": MODEL_ID,
+        "model": MODEL.model_id,
         "machine_cpus": os.cpu_count(),
         "index_memory_1m": index_bytes_per_million(),
         "prefilter_recall": prefilter_recall(),
@@ -767,7 +769,7 @@ def index_note(mem: dict[str, Any], rec: dict[str, Any]) -> str:
         f"Index memory for {mem['vectors']:,} vectors: {mem['mib_used']} MiB "
         f"({mem['bytes_per_vector']} bytes a vector: int8 vector, sign bits, id, live flag)."
         f" A search over them, in one thread: {mem['search_ms']['first_pass']} ms with the "
-        f"first pass on 192 bits, {mem['search_ms']['one_pass']} ms in one pass over all 384."
+        f"first pass on 192 bits, {mem['search_ms']['one_pass']} ms in one pass over all {DIM} bits."
         f" Prefilter recall@10 on {rec['vectors']:,} clustered vectors: "
         f"{rec['recall_at_10_tight']} in tight clusters (10th neighbour at cosine "
         f"{rec['tenth_cosine_tight']}), {rec['recall_at_10_loose']} in loose ones "

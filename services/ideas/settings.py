@@ -12,7 +12,7 @@ from libs.common.settings import Fraction, Settings, var
 
 # The automation API's meaning rule's threshold, a similarity as `POST /ideas/similar` answers
 # it (the similar service's), chosen on the labeled set's tuning part (docs/similar.md).
-DUPLICATE_SIMILARITY = 0.48
+DUPLICATE_SIMILARITY = 0.50
 
 
 class IdeasSettings(Settings):

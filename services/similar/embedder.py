@@ -164,7 +164,11 @@ class Batches:
             copied = await apply_ideas(self.pool, states)
             embed = functools.partial(self.embed, since=batch[0][1])
             written = await upsert_embeddings(
-                self.pool, embed, [s.key for s in states], self.embedder.model_id
+                self.pool,
+                embed,
+                [s.key for s in states],
+                self.embedder.model_id,
+                self.embedder.join,
             )
         except asyncio.CancelledError:
             raise
@@ -188,7 +192,7 @@ class Batches:
 async def catch_up_once(pool: Any, batches: Batches) -> None:
     """At start, the ideas whose row is missing or of another model (`store.catch_up`)."""
     try:
-        done = await catch_up(pool, batches.embed, batches.embedder.model_id)
+        done = await catch_up(pool, batches.embed, batches.embedder.model_id, batches.embedder.join)
     except asyncio.CancelledError:
         raise
     except Exception as err:  # the next start tries again; events keep flowing meanwhile

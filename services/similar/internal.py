@@ -10,7 +10,6 @@ from pydantic import Field
 from libs.common.validation import Body, parse_body
 from libs.common.web import caller, data_response
 
-from .embedding import idea_text
 from .index import SIMILAR
 
 
@@ -27,7 +26,10 @@ async def internal_duplicates(request: web.Request) -> web.Response:
     rendered (the ideas service checks each against its own rows)."""
     who, body = caller(request), await parse_body(request, DuplicatesBody)
     found = await request.app[SIMILAR].candidates(
-        who.workspace_id, idea_text(body.title, body.summary), body.limit, body.minSimilarity
+        who.workspace_id,
+        request.app[SIMILAR].text(body.title, body.summary),
+        body.limit,
+        body.minSimilarity,
     )
     return data_response([{"id": str(i), "similarity": s} for i, s in found])
 

@@ -49,11 +49,13 @@ Cpu = Annotated[int | None, BeforeValidator(_cpu)]
 class SimilarSettings(Settings):
     similar_model: Model = var(
         DEFAULT_MODEL,
-        "the embedding model of similar ideas: `minilm` (the transformer for stored ideas and "
-        "search texts alike, 10 to 40 ms of CPU a text in the similar service's own processes) "
-        "or `static` (all-MiniLM-L6-v2 distilled to a table of token vectors, whose 50 nearest "
-        "the transformer scores); after a change, the embedder embeds the ideas again at its "
-        "start, or `ideasctl similar rebuild` at once "
+        "the embedding model of similar ideas: `mpnet` (all-mpnet-base-v2, int8, for stored "
+        "ideas and search texts alike, about 17 ms of CPU a text in the similar service's own "
+        "processes), `minilm` (all-MiniLM-L6-v2, int8, about 7 ms, ranks less well) or `static` "
+        "(all-MiniLM-L6-v2 distilled to a table of token vectors, whose 50 nearest "
+        "all-MiniLM-L6-v2 scores); after a change, the embedder embeds the ideas again at its "
+        "start, or `ideasctl similar rebuild` at once; each model has its own "
+        "`DUPLICATE_SIMILARITY` "
         "([docs/similar.md](docs/similar.md#the-model))",
         kind=" or ".join(f"`{m}`" for m in MODELS),
     )

@@ -23,7 +23,14 @@ import numpy as np
 
 from libs.common import db
 
-from .embedding import Embedder, StaticEmbedder, idea_text, make_embedder, quantize
+from .embedding import (
+    DEFAULT_MODEL,
+    Embedder,
+    StaticEmbedder,
+    idea_text,
+    make_embedder,
+    quantize,
+)
 from .index import ELIGIBLE, text_hash
 
 NOTIFY = "NOTIFY similar_index"
@@ -113,6 +120,7 @@ async def upsert_embeddings(
     embed: Callable[[list[str]], Awaitable[np.ndarray]],
     ideas: list[tuple[Any, Any]],
     model_id: str,
+    join: str = ". ",
 ) -> int:
     """Bring the rows in `similar.embeddings` of these (workspace id, idea id) to the copy's
     current text and state; the rows written. The model runs with no transaction open; a
@@ -132,7 +140,7 @@ async def upsert_embeddings(
         )
     todo: dict[tuple[uuid.UUID, uuid.UUID], tuple[bytes, str | None]] = {}
     for r in rows:
-        text = idea_text(r["title"], r["summary"])
+        text = idea_text(r["title"], r["summary"], join)
         digest = text_hash(model_id, text)
         same_text = r["text_hash"] is not None and bytes(r["text_hash"]) == digest
         if not same_text or r["was_live"] != r["live"]:  # else only a vote, a score, a repeat
@@ -154,7 +162,7 @@ async def upsert_embeddings(
         for r in now:
             key = (r["workspace_id"], r["idea_id"])
             digest, _ = todo[key]
-            if text_hash(model_id, idea_text(r["title"], r["summary"])) != digest:
+            if text_hash(model_id, idea_text(r["title"], r["summary"], join)) != digest:
                 continue
             vec = fresh.get(key)
             if vec is None:
@@ -185,18 +193,21 @@ CATCH_UP_LOCK = 0x1D5_5E4  # the advisory lock one embedder at a time catches up
 CATCH_UP_BATCH = 256
 # The ideas of the copy (by id, past a point) whose row is missing or was computed from another
 # model or text: `text_hash` computed in SQL as in Python (sha256 of the model, a newline, the
-# text).
+# text, its title and summary joined by the model's join).
 STALE_SQL = (
     'SELECT i.workspace_id, i.idea_id FROM "similar".ideas i LEFT JOIN "similar".embeddings e'
     " ON e.workspace_id = i.workspace_id AND e.idea_id = i.idea_id WHERE i.idea_id > %s"
     " AND e.text_hash IS DISTINCT FROM substring(sha256(convert_to(%s || E'\\n' ||"
-    " CASE WHEN coalesce(i.summary, '') = '' THEN i.title ELSE i.title || '. ' || i.summary END,"
+    " CASE WHEN coalesce(i.summary, '') = '' THEN i.title ELSE i.title || %s || i.summary END,"
     " 'UTF8')) FROM 1 FOR 16) ORDER BY i.idea_id LIMIT %s"
 )
 
 
 async def catch_up(
-    pool: aiopg.Pool, embed: Callable[[list[str]], Awaitable[np.ndarray]], model_id: str
+    pool: aiopg.Pool,
+    embed: Callable[[list[str]], Awaitable[np.ndarray]],
+    model_id: str,
+    join: str = ". ",
 ) -> int | None:
     """Embed, with the current model, every idea of the copy whose row is missing or stale:
     after the model changed (SIMILAR_MODEL), or ideas the backfill copied. One embedder at a
@@ -209,11 +220,11 @@ async def catch_up(
         try:
             done, after = 0, uuid.UUID(int=0)
             while True:
-                await lock.execute(STALE_SQL, (after, model_id, CATCH_UP_BATCH))
+                await lock.execute(STALE_SQL, (after, model_id, join, CATCH_UP_BATCH))
                 stale = await lock.fetchall()
                 if not stale:
                     return done
-                await upsert_embeddings(pool, embed, [(w, i) for w, i in stale], model_id)
+                await upsert_embeddings(pool, embed, [(w, i) for w, i in stale], model_id, join)
                 done, after = done + len(stale), stale[-1][1]
         finally:
             await lock.execute("SELECT pg_advisory_unlock(%s)", (CATCH_UP_LOCK,))
@@ -268,8 +279,8 @@ def rebuild(
     embedder: Embedder | StaticEmbedder | None = None,
 ) -> dict[str, int]:
     """Compute the embedding of every idea of the copy again (psycopg2; commits a batch at a
-    time) with `embedder` (by default the transformer), and notify the search processes."""
-    embedder = embedder or make_embedder("minilm")
+    time) with `embedder` (by default the default model's), and notify the search processes."""
+    embedder = embedder or make_embedder(DEFAULT_MODEL)
     counts = {"ideas": 0, "embedded": 0}
     with conn.cursor() as cur:
         cur.execute(
@@ -281,7 +292,7 @@ def rebuild(
         rows = cur.fetchall()
     for start in range(0, len(rows), batch):
         part = rows[start : start + batch]
-        texts = [idea_text(r[2], r[3]) for r in part]
+        texts = [idea_text(r[2], r[3], embedder.join) for r in part]
         vecs = quantize(embedder.embed(texts))
         with conn, conn.cursor() as cur:
             for r, t, v in zip(part, texts, vecs, strict=True):

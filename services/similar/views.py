@@ -8,7 +8,6 @@ from libs.api.ideas.requests import SimilarQuery, SimilarRequest
 from libs.common.validation import parse_body, parse_query, path_uuid
 from libs.common.web import PEERS, caller, data_response
 
-from .embedding import idea_text
 from .index import SIMILAR, render
 
 
@@ -26,7 +25,7 @@ async def similar_to_idea(request: web.Request) -> web.Response:
 async def similar_ideas(request: web.Request) -> web.Response:
     who, body = caller(request), await parse_body(request, SimilarRequest)
     similar, peers = request.app[SIMILAR], request.app[PEERS]
-    text = idea_text(body.title, body.summary)
+    text = similar.text(body.title, body.summary)
     vector = await similar.embed(who.workspace_id, text)
     hits = await similar.nearest(
         who.workspace_id, vector, body.limit, body.minSimilarity, text=text

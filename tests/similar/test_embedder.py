@@ -204,8 +204,10 @@ async def test_sigterm_stops_it_cleanly_and_a_new_one_catches_up(
 
     import psycopg2
 
-    from services.similar.embedding import MODEL_ID, STATIC_ID, idea_text
+    from services.similar.embedding import DEFAULT_MODEL, STATIC_ID, TRANSFORMERS, idea_text
     from services.similar.index import text_hash
+
+    MODEL_ID = TRANSFORMERS[DEFAULT_MODEL].model_id
 
     ws, api = workspace_api(external.system, http, openapi)
     older = await new_idea(api, "Export the roadmap as a slide deck")

@@ -30,9 +30,19 @@ I = "/api/v1/ideas"
 A = "/api/v1/automation/ideas"
 # What each model reaches on the held-out part at least (docs/similar.md has the figures):
 # top-1 and top-5 of the paraphrases, their gaps over the keyword baseline, and the duplicate
-# rule's precision and recall at DUPLICATE_SIMILARITY. The aim for later: top-1 >= 0.90,
-# top-5 >= 0.98.
+# rule's precision and recall at its threshold. The aim for later: top-1 >= 0.90, top-5 >=
+# 0.98, the rule's precision >= 0.90 at recall >= 0.70.
 BARS = {
+    # the default (all-mpnet-base-v2 int8, at DUPLICATE_SIMILARITY 0.50): 0.896, 0.964,
+    # +0.526, +0.412, 0.896, 0.625
+    "mpnet": {
+        "top1": 0.86,
+        "top5": 0.94,
+        "gap1": 0.45,
+        "gap5": 0.35,
+        "precision": 0.85,
+        "recall": 0.58,
+    },
     # static, its 50 nearest scored by the transformer: 0.833, 0.932, +0.427, +0.385,
     # 0.892, 0.604
     "static": {
@@ -204,10 +214,10 @@ async def automation_rule(api: Api, key_of: dict[str, str], p: Part, fig: Figure
     fig.wrong += sum(1 for o in outcomes if o is False)
 
 
-async def labeled_set_holds(api: Api, model: str) -> None:
-    """Both parts ranked; the rule's threshold against the tuning part's first answers; the
-    rule itself through the automation API on the held-out part; the bars on the held-out
-    part."""
+async def labeled_set_holds(api: Api, model: str, threshold: float = DUPLICATE_SIMILARITY) -> None:
+    """Both parts ranked; the rule's threshold (the system's `DUPLICATE_SIMILARITY`, each
+    model's own) against the tuning part's first answers; the rule itself through the
+    automation API on the held-out part; the bars on the held-out part."""
     bar = BARS[model]
     clock = asyncio.get_running_loop().time
     started = clock()
@@ -222,15 +232,15 @@ async def labeled_set_holds(api: Api, model: str) -> None:
         f" the automation rule in {clock() - ranked:.1f} s"
     )
     for name, fig in (("tuning", tuning), ("held-out", held)):
-        p, r, _ = rule_at(fig, DUPLICATE_SIMILARITY)
+        p, r, _ = rule_at(fig, threshold)
         print(
             f"\n{model} {name} ({fig.n} paraphrases, {len(fig.negatives)} negatives):"
             f" meaning top-1 {fig.rate(fig.top1):.3f} top-5 {fig.rate(fig.top5):.3f};"
             f" keywords top-1 {fig.rate(fig.kw1):.3f} top-5 {fig.rate(fig.kw5):.3f};"
-            f" searches' first answers at {DUPLICATE_SIMILARITY}: precision {p:.3f} recall {r:.3f}"
+            f" searches' first answers at {threshold}: precision {p:.3f} recall {r:.3f}"
         )
     print(
-        f"{model} held-out, the automation rule at {DUPLICATE_SIMILARITY}:"
+        f"{model} held-out, the automation rule at {threshold}:"
         f" precision {held.precision:.3f} recall {held.recall:.3f}"
     )
     table = {t: rule_at(tuning, t) for t in THRESHOLDS}
@@ -239,8 +249,8 @@ async def labeled_set_holds(api: Api, model: str) -> None:
         f"{model} tuning, the rule by threshold (precision/recall/F0.5): "
         + " ".join(f"{t}:{p:.3f}/{r:.3f}/{f:.3f}" for t, (p, r, f) in table.items())
     )
-    # DUPLICATE_SIMILARITY is the tuning part's best F0.5 (within the noise of a step).
-    assert table[DUPLICATE_SIMILARITY][2] >= table[best][2] - 0.01, (best, table[best])
+    # threshold is the tuning part's best F0.5 (within the noise of a step).
+    assert table[threshold][2] >= table[best][2] - 0.01, (best, table[best])
     assert held.rate(held.top1) >= bar["top1"] and held.rate(held.top5) >= bar["top5"]
     assert held.rate(held.top1 - held.kw1) >= bar["gap1"]
     assert held.rate(held.top5 - held.kw5) >= bar["gap5"]
@@ -248,12 +258,14 @@ async def labeled_set_holds(api: Api, model: str) -> None:
 
 
 async def test_labeled_set_held_out_part(api: Api) -> None:
-    """The default model, the transformer (`minilm`), on the shared system; the static model
+    """The default model (`mpnet`), on the shared system; the static model
     on a system of its own (test_static_model.py)."""
-    await labeled_set_holds(api, "minilm")
+    await labeled_set_holds(api, "mpnet")
 
 
-async def signal_records_the_search_similarity(api: Api) -> None:
+async def signal_records_the_search_similarity(
+    api: Api, threshold: float = DUPLICATE_SIMILARITY
+) -> None:
     """A duplicate by meaning records on its Signal the similarity `POST /ideas/similar`
     answers for the same text and idea (within 0.01), and it is the idea that search puts
     first."""
@@ -279,11 +291,11 @@ async def signal_records_the_search_similarity(api: Api) -> None:
         found = r.data[0]
         created = await api.post(A, json={"title": text})
         if created.status == 201:
-            assert found["similarity"] < DUPLICATE_SIMILARITY, (text, found)
+            assert found["similarity"] < threshold, (text, found)
             assert (await api.delete(f"{I}/{created.json['id']}")).status in (200, 204)
             continue
         assert created.json["status"] == "skipped", created.body
-        assert found["similarity"] >= DUPLICATE_SIMILARITY, (text, found)
+        assert found["similarity"] >= threshold, (text, found)
         signals = (await api.get(f"{I}/{found['idea']['id']}/signals")).data
         mine = [s for s in signals if s["content"] == text]
         assert mine, f"{text!r}: the Signal is not on the idea the search puts first"

@@ -451,6 +451,23 @@ def test_texts_embedded_together_equal_texts_embedded_alone() -> None:
     assert np.abs(together - alone).max() < 1e-4
 
 
+def test_the_int8_mpnet_embeds_a_text_alike_alone_and_beside_others() -> None:
+    """The int8 all-mpnet-base-v2 quantizes a call's activations with one scale for the whole
+    call, so it runs one text a call (`Transformer.alone`): a text's vector is the same
+    whatever it is embedded with, and 768 wide."""
+    import numpy as np
+
+    from services.similar.embedding import MPNET, Embedder
+
+    texts = ["Dark mode", "Export every report as a PDF with our logo " * 8, "SSO with Okta"]
+    embedder = Embedder(1, MPNET)
+    together = embedder.embed(texts)
+    alone = np.vstack([embedder.embed([t]) for t in texts])
+    assert together.shape == (3, 768)
+    assert np.abs(together - alone).max() < 1e-5
+    assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-4)
+
+
 async def test_search_texts_waiting_together_get_their_own_vectors() -> None:
     """The search worker runs the texts that wait together through the model together: each
     caller gets its own text's vector, the one the model gives it alone."""
