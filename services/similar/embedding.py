@@ -103,13 +103,10 @@ class Transformer:
     files: Callable[[], tuple[Path, Path]]
     # The graph answers the mean-pooled, normalised sentence vector (else its tokens' states).
     pooled: bool = False
-    # One text a model call: the int8 graph's activations are quantized with one scale for
-    # the whole call, so a text's vector would depend on the texts beside it.
-    alone: bool = False
 
 
 MINILM = Transformer("minilm", MODEL_ID, DIM, MAX_TOKENS, ". ", _minilm_files)
-MPNET = Transformer("mpnet", MPNET_ID, 768, 384, ": ", _mpnet_files, pooled=True, alone=True)
+MPNET = Transformer("mpnet", MPNET_ID, 768, 384, ": ", _mpnet_files, pooled=True)
 TRANSFORMERS = {t.name: t for t in (MINILM, MPNET)}
 
 
@@ -156,13 +153,13 @@ class Embedder:
         of length, as few calls as padding allows (`chunks`): a short text never pays much for
         a long one's length, and each call reads the whole model once (on a small machine, a
         call costs the requests beside it their cache, so fewer calls is faster for them).
-        A model that takes one text a call (`Transformer.alone`) takes them one by one."""
+        A text's vector does not depend on the texts beside it: the models' activations are
+        float, or int8 at fixed scales (docs/similar.md)."""
         self.load()
         encodings = self._tokenizer.encode_batch(texts)
         lengths = [len(e.ids) for e in encodings]
         out = np.empty((len(texts), self.dim), np.float32)
-        parts = [[i] for i in range(len(texts))] if self.spec.alone else chunks(lengths)
-        for part in parts:
+        for part in chunks(lengths):
             width = max(lengths[i] for i in part)
             ids = np.full((len(part), width), self._pad, np.int64)
             mask = np.zeros((len(part), width), np.int64)
