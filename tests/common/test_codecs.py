@@ -216,7 +216,7 @@ def test_settings_defaults_and_overrides() -> None:
     cpus = sorted(os.sched_getaffinity(0))
     similar = SimilarSettings.from_env(SECRETS)
     assert similar.similar_embed_cpu == (cpus[-1] if len(cpus) > 1 else None)
-    assert similar.similar_model == "minilm"
+    assert similar.similar_model == "mpnet"
     assert (
         SimilarSettings.from_env({**SECRETS, "SIMILAR_EMBED_CPU": "none"}).similar_embed_cpu is None
     )
