@@ -63,11 +63,17 @@ PREFETCH = 128  # events delivered ahead
 # 2 s in which a search must find a change, less the batch's gathering, its writes, the
 # index's refresh and the margin a busy machine takes.
 LATE_S = 0.6
+PIECE = 16  # texts a model call of the embedder (a late batch moves to the late thread by pieces)
 
 LATE = Counter(
     "ims_similar_embed_late_total",
-    "Batches of the embedder whose texts the idle-class model thread had not embedded in time"
-    " and went to the late thread as well",
+    "Pieces of the embedder's batches that the idle-class model thread had not embedded in"
+    " time and went to the late thread as well",
+)
+LATE_PIECES = Counter(
+    "ims_similar_embed_late_pieces_total",
+    "Pieces of the embedder's batches that went to the late thread alone (their batch was"
+    " already late when they came up)",
 )
 
 Waiting = tuple[IdeaState, float, "asyncio.Future[None]"]
@@ -115,13 +121,32 @@ class Batches:
         await done
 
     async def embed(self, texts: list[str], since: float | None = None) -> np.ndarray:
-        """The texts' vectors from the idle-class model thread; for a batch whose first event
-        came at `since` (the loop's time), from the late thread as well once that event has
-        waited LATE_S, or at once while the idle thread still runs a batch it was too late
-        for: the first answer counts, the other is dropped (or never starts)."""
+        """The texts' vectors, PIECE texts a model call: from the idle-class model thread; for
+        a batch whose first event came at `since` (the loop's time), once that event has
+        waited LATE_S, the pieces not yet started go to the late thread alone, and the piece
+        the idle thread is running goes to the late thread as well (the first answer counts).
+        So a late batch is embedded once, but for at most one piece: racing whole batches
+        doubled the model's work whenever the embedder was behind, which kept it behind."""
         loop = asyncio.get_running_loop()
         if self.late_thread is None or since is None:
             return await loop.run_in_executor(self.model_thread, self.embedder.embed, texts)
+        out = []
+        for start in range(0, len(texts), PIECE):
+            piece = texts[start : start + PIECE]
+            if loop.time() < since + LATE_S:
+                out.append(await self._piece(piece, since))
+            else:
+                LATE_PIECES.inc()
+                out.append(await loop.run_in_executor(self.late_thread, self.embedder.embed, piece))
+        return np.concatenate(out) if out else np.zeros((0, self.embedder.dim), np.float32)
+
+    async def _piece(self, texts: list[str], since: float) -> np.ndarray:
+        """A piece's vectors from the idle-class model thread; from the late thread as well
+        once the batch's first event has waited LATE_S, or at once while the idle thread
+        still runs a piece it was too late for: the first answer counts, the other is dropped
+        (or never starts)."""
+        loop = asyncio.get_running_loop()
+        assert self.late_thread is not None
         busy = self.idle_running is not None and not self.idle_running.done()
         idle = None if busy else loop.run_in_executor(self.model_thread, self.embedder.embed, texts)
         if idle is not None:

@@ -47,6 +47,7 @@ DIM = 384  # all-MiniLM-L6-v2's vectors (the static model's too)
 MAX_TOKENS = 256
 CHUNK = 64  # texts a model call at most
 PAD_WASTE = 1.5  # a model call's tokens, padding included, at most this times its texts' own
+CALL_TOKENS = 4096  # a model call's tokens, padding included, at most (or one text alone)
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 STATIC_ID = "all-MiniLM-L6-v2-static-384-v1"
 SIF = 1e-4  # model2vec's default: a token's weight a / (a + its Zipf probability by rank)
@@ -183,13 +184,16 @@ class Embedder:
 
 def chunks(lengths: list[int]) -> list[list[int]]:
     """The texts' indexes in order of length, cut into model calls of at most CHUNK texts
-    whose padded size (texts x the longest) stays within PAD_WASTE times their own tokens."""
+    whose padded size (texts x the longest) stays within PAD_WASTE times their own tokens and
+    within CALL_TOKENS: a call's activations grow with its texts times the square of their
+    length (attention), and 64 texts of 384 tokens through mpnet would hold about 1 GB."""
     out: list[list[int]] = []
     part: list[int] = []
     tokens = 0
     for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        padded = (len(part) + 1) * lengths[i]
         if part and (
-            len(part) == CHUNK or (len(part) + 1) * lengths[i] > PAD_WASTE * (tokens + lengths[i])
+            len(part) == CHUNK or padded > PAD_WASTE * (tokens + lengths[i]) or padded > CALL_TOKENS
         ):
             out.append(part)
             part, tokens = [], 0

@@ -451,6 +451,21 @@ def test_texts_embedded_together_equal_texts_embedded_alone() -> None:
     assert np.abs(together - alone).max() < 1e-4
 
 
+def test_a_model_call_holds_at_most_call_tokens() -> None:
+    """Long texts go through the model a few at a time: a call's padded tokens stay within
+    CALL_TOKENS (or it is one text), so 64 long summaries never hold a gigabyte of attention;
+    every text is in exactly one call."""
+    from services.similar.embedding import CALL_TOKENS, CHUNK, chunks
+
+    lengths = [384] * 64 + [12] * 200 + [200] * 30 + [1, 2, 3]
+    parts = chunks(lengths)
+    assert sorted(i for part in parts for i in part) == list(range(len(lengths)))
+    for part in parts:
+        assert len(part) <= CHUNK
+        assert len(part) == 1 or len(part) * max(lengths[i] for i in part) <= CALL_TOKENS
+    assert sum(1 for part in parts if lengths[part[0]] == 384) == -(-64 // (CALL_TOKENS // 384))
+
+
 def test_the_int8_mpnet_embeds_a_text_alike_alone_and_beside_others() -> None:
     """The int8 all-mpnet-base-v2 quantizes its activations at fixed scales (its build
     calibrates them), so texts go through it in padded batches and each gets the vector it
