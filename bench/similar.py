@@ -691,6 +691,7 @@ async def main() -> dict[str, Any]:
     results: dict[str, Any] = {
         "note": "random unit vectors in the index: latency and memory, not quality",
         "model": MODEL.model_id,
+        "dim": DIM,
         "machine_cpus": os.cpu_count(),
         "index_memory_1m": index_bytes_per_million(),
         "prefilter_recall": prefilter_recall(),
@@ -764,12 +765,12 @@ def sizes_table(sizes: list[dict[str, Any]]) -> list[str]:
     return table(header, rows)
 
 
-def index_note(mem: dict[str, Any], rec: dict[str, Any]) -> str:
+def index_note(mem: dict[str, Any], rec: dict[str, Any], dim: int) -> str:
     return (
         f"Index memory for {mem['vectors']:,} vectors: {mem['mib_used']} MiB "
         f"({mem['bytes_per_vector']} bytes a vector: int8 vector, sign bits, id, live flag)."
         f" A search over them, in one thread: {mem['search_ms']['first_pass']} ms with the "
-        f"first pass on 192 bits, {mem['search_ms']['one_pass']} ms in one pass over all {DIM} bits."
+        f"first pass on 192 bits, {mem['search_ms']['one_pass']} ms in one pass over all {dim}."
         f" Prefilter recall@10 on {rec['vectors']:,} clustered vectors: "
         f"{rec['recall_at_10_tight']} in tight clusters (10th neighbour at cosine "
         f"{rec['tenth_cosine_tight']}), {rec['recall_at_10_loose']} in loose ones "
@@ -870,7 +871,7 @@ def markdown(r: dict[str, Any]) -> str:
         "",
         *sizes_table(r["sizes"]),
         "",
-        index_note(r["index_memory_1m"], r["prefilter_recall"]),
+        index_note(r["index_memory_1m"], r["prefilter_recall"], r.get("dim", 384)),
     ]
     if "lag" in r:
         lines += ["", *lag_lines(r["lag"])]
