@@ -1,8 +1,9 @@
-"""The transformer (`SIMILAR_MODEL=minilm`, the default, docs/similar.md) on a system of its own,
+"""The transformer all-MiniLM-L6-v2 (`SIMILAR_MODEL=minilm`, docs/similar.md) on a system of its own,
 whose processes these tests kill: its search texts embedded in a worker process in the idle
 scheduling class and the embedder's model on an idle-class thread, both at a lower CPU
-priority; a worker that dies holding texts loses no answer, and a dead one is replaced. (Its
-quality on the labeled set, and its one number: test_quality.py, on the shared system.)"""
+priority; a worker that dies holding texts loses no answer, and a dead one is replaced. (The
+default model's quality on the labeled set, and its one number: test_quality.py, on the shared
+system.)"""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from .test_similar import (
 
 @pytest.fixture(scope="module")
 async def minilm() -> AsyncIterator[PartSystem]:
-    sys_ = await similar_part_system({"SIMILAR_MODEL": "minilm"})  # the default, said
+    sys_ = await similar_part_system({"SIMILAR_MODEL": "minilm"})
     yield sys_
     await stop_part_system(sys_)
 

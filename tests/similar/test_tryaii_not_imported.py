@@ -4,7 +4,7 @@ SDK's wheel, and importing the package only to find the file ran its code, which
 record instead (`embedding.installed_file`). And no process of the ideas service loads a model
 or an index: the automation rule asks the similar service.
 
-Every process of a system with the transformer (`SIMILAR_MODEL=minilm`, the default) runs with
+Every process of a system with the transformer all-MiniLM-L6-v2 (`SIMILAR_MODEL=minilm`) runs with
 Python's import tracing (`PYTHONPROFILEIMPORTTIME`, inherited by the children: the
 transformer's workers), which writes each module a process imports to its log; the test makes
 each process that runs the model load it, then reads what they imported.
