@@ -1,7 +1,7 @@
 """Similar ideas by meaning (docs/similar.md): the in-memory index of each workspace, its upkeep
 from `similar.embeddings`, and the searches.
 
-- Search texts are embedded by the transformer (`SIMILAR_MODEL=minilm`, the default) in worker
+- Search texts are embedded by the transformer (`SIMILAR_MODEL=mpnet`, the default) in worker
   processes at a lower CPU priority (`embedding.EmbedPool`, at most `EMBED_QUEUE` texts
   waiting): never on the event loop, never under its GIL; or by the static model in the
   process (tens of microseconds), whose RERANK nearest ideas the transformer then scores, its
